@@ -1,0 +1,57 @@
+package io.asofconnect.replica.store;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Moves a damaged store file and its write-ahead log aside, so that a fresh store can be created in its
+ * place while the old bytes stay available for inspection. MapDB 3.1.0 with transactions writes its
+ * log as siblings {@code <file>.wal.0}, {@code <file>.wal.1}, ...; they move with the file, to
+ * {@code <file>.quarantined-<epochMillis>} and {@code <file>.quarantined-<epochMillis>.wal.N}.
+ */
+final class Quarantine {
+    private Quarantine() {
+    }
+
+    /** The write-ahead log files of {@code store} that exist now. */
+    static List<Path> walFiles(Path store) {
+        String prefix = store.getFileName() + ".wal.";
+        Path dir = store.toAbsolutePath().getParent();
+        List<Path> found = new ArrayList<>();
+        try (Stream<Path> s = Files.list(dir)) {
+            s.filter(p -> p.getFileName().toString().startsWith(prefix)).sorted().forEach(found::add);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list the directory of the version store", e);
+        }
+        return found;
+    }
+
+    /** Moves {@code store} (if present) and its WAL files aside; returns where the store file went. */
+    static Path moveAside(Path store) {
+        String base = store.getFileName().toString();
+        Path target;
+        long millis = System.currentTimeMillis();
+        do {
+            target = store.resolveSibling(base + ".quarantined-" + millis++);
+        } while (Files.exists(target));
+        try {
+            if (Files.exists(store)) {
+                Files.move(store, target, StandardCopyOption.ATOMIC_MOVE);
+            }
+            for (Path wal : walFiles(store)) {
+                String suffix = wal.getFileName().toString().substring(base.length());
+                Files.move(wal, target.resolveSibling(target.getFileName() + suffix), StandardCopyOption.ATOMIC_MOVE);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move the damaged version store " + base + " aside to " + target.getFileName()
+                    + "; move or delete it by hand while the replica is stopped", e);
+        }
+        return target;
+    }
+}
