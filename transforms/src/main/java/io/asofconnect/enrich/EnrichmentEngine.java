@@ -1,0 +1,256 @@
+package io.asofconnect.enrich;
+
+import io.asofconnect.enrich.EnrichConfig.Mode;
+import io.asofconnect.enrich.EnrichOutcome.Dropped;
+import io.asofconnect.enrich.EnrichOutcome.Enriched;
+import io.asofconnect.enrich.EnrichOutcome.Failed;
+import io.asofconnect.enrich.EnrichOutcome.NotYetVisible;
+import io.asofconnect.lookup.LookupResult;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.Version;
+import io.asofconnect.lookup.VersionId;
+import io.asofconnect.lookup.VersionLookup;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.connector.ConnectRecord;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.header.Headers;
+
+import java.time.Duration;
+import java.util.TreeSet;
+
+/**
+ * Joins each record with the version of one replicated row, as configured by {@link EnrichConfig}.
+ *
+ * <p>Contract:
+ * <ul>
+ *   <li>{@link #tryEnrich} never blocks. Under {@code enrich.mode=AS_OF} it answers only from versions at or
+ *       below the replica's watermark; for an event time past it, it returns {@link NotYetVisible}, and the
+ *       caller asks again later and, after its own bounded wait, calls {@link #resolveLate}.</li>
+ *   <li>Deterministic: the same record and the same replica state at or below the watermark give an equal
+ *       output record (equal schema, in fact the same cached instance, and equal values).</li>
+ *   <li>The output record keeps the topic, partition, key, key schema, timestamp and headers (plus
+ *       {@link EnrichConfig#LATE_HEADER} and {@link EnrichConfig#LATE_WATERMARK_HEADER} under
+ *       {@code CURRENT_WITH_HEADER}); only the value and value schema change.</li>
+ *   <li>A record with a null value (a tombstone) passes through unchanged.</li>
+ *   <li>Every problem with a record is a {@link Failed} holding a {@link DataException} whose message names the
+ *       option, field path and types, never the record's values. Failures of the replica itself (a corrupted
+ *       store) are not data errors and propagate as they are.</li>
+ * </ul>
+ *
+ * <p>Safe for concurrent use.
+ */
+public final class EnrichmentEngine implements AutoCloseable {
+    private final EnrichConfig config;
+    private final VersionLookup lookup;
+    private final KeyExtractor keys;
+    private final EventTimes times;
+    private final OutputSchemas schemas;
+    private final OutputWriter writer;
+
+    /**
+     * @throws ConfigException when the replica does not capture {@code enrich.table}
+     */
+    public EnrichmentEngine(EnrichConfig config, VersionLookup lookup) {
+        if (!lookup.tables().contains(config.table())) {
+            throw new ConfigException(EnrichConfig.TABLE, config.table(), "the replica does not capture this table;"
+                    + " it captures " + new TreeSet<>(lookup.tables()) + ". Add the table to the replica's captured"
+                    + " tables or correct " + EnrichConfig.TABLE);
+        }
+        this.config = config;
+        this.lookup = lookup;
+        this.keys = new KeyExtractor(config);
+        this.times = new EventTimes(config);
+        this.schemas = new OutputSchemas(config);
+        this.writer = new OutputWriter(config, schemas);
+    }
+
+    public EnrichConfig config() {
+        return config;
+    }
+
+    /** Enriches {@code record} if it can be answered now; never blocks. */
+    public <R extends ConnectRecord<R>> EnrichOutcome<R> tryEnrich(R record) {
+        return enrich(record, false);
+    }
+
+    /**
+     * For a record whose {@link #tryEnrich} said {@link NotYetVisible} and whose caller has waited as long as
+     * {@code enrich.lateness.wait.ms} allows: answers it if the watermark has passed by now, else applies
+     * {@code enrich.on.late}. Never returns {@link NotYetVisible}; never blocks.
+     */
+    public <R extends ConnectRecord<R>> EnrichOutcome<R> resolveLate(R record) {
+        return enrich(record, true);
+    }
+
+    /**
+     * For the transform: {@link #tryEnrich}, waiting at most {@code enrich.lateness.wait.ms} for the watermark
+     * when needed, then {@link #resolveLate}.
+     *
+     * @return the record to pass on, or null when it is dropped
+     * @throws DataException when the record cannot be enriched (Connect applies {@code errors.tolerance})
+     * @throws ConnectException when interrupted while waiting (the task is stopping)
+     */
+    public <R extends ConnectRecord<R>> R enrichBlocking(R record) {
+        EnrichOutcome<R> outcome = tryEnrich(record);
+        if (outcome instanceof NotYetVisible<R> n) {
+            try {
+                lookup.awaitWatermark(n.eventTime(), Duration.ofMillis(config.latenessWaitMs()));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
+                        + " event time (table " + config.table() + ")", e);
+            }
+            outcome = resolveLate(record);
+        }
+        if (outcome instanceof Enriched<R> e) {
+            return e.record();
+        }
+        if (outcome instanceof Failed<R> f) {
+            throw f.reason();
+        }
+        if (outcome instanceof Dropped<R>) {
+            return null;
+        }
+        throw new IllegalStateException("resolveLate never answers NotYetVisible");
+    }
+
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> enrich(R record, boolean late) {
+        if (record.value() == null) {
+            return new Enriched<>(record);
+        }
+        try {
+            validateShape(record);
+            RowKey key = keys.of(record);
+            if (key == null) {
+                if (config.onMissingKey() == EnrichConfig.OnMissingKey.PASS_THROUGH) {
+                    return new Enriched<>(record);
+                }
+                throw new DataException(keys.describeMissing(record) + "; set " + EnrichConfig.ON_MISSING_KEY
+                        + "=PASS_THROUGH to pass such records on unchanged");
+            }
+            return lookUp(record, key, late);
+        } catch (DataException e) {
+            return new Failed<>(e);
+        }
+    }
+
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> lookUp(R record, RowKey key, boolean late) {
+        String table = config.table();
+        long eventTime;
+        LookupResult result;
+        if (config.mode() == Mode.CURRENT) {
+            return decide(record, lookup.current(table, key), null);
+        }
+        if (config.mode() == Mode.VERSION) {
+            VersionId id = versionIdOf(record);
+            eventTime = id.validFrom();
+            // A version past the watermark may not have arrived yet: "absent" now could be "found" on a replay.
+            long w = lookup.watermark();
+            result = eventTime > w ? new LookupResult.NotYetVisible(w) : lookup.exact(table, key, id);
+        } else {
+            eventTime = times.of(record);
+            result = lookup.asOf(table, key, eventTime);
+        }
+        if (result instanceof LookupResult.NotYetVisible n) {
+            if (!late) {
+                return new NotYetVisible<>(eventTime, n.watermark());
+            }
+            if (config.onLate() == EnrichConfig.OnLate.FAIL) {
+                return new Failed<>(new DataException("the replica's watermark (" + n.watermark() + ") did not pass the"
+                        + " record's event time within " + EnrichConfig.LATENESS_WAIT_MS + "=" + config.latenessWaitMs()
+                        + " for table " + table + ": the replica is lagging or stopped. Check the replica, raise "
+                        + EnrichConfig.LATENESS_WAIT_MS + ", or set " + EnrichConfig.ON_LATE + "=CURRENT_WITH_HEADER"));
+            }
+            return decide(record, lookup.current(table, key), n.watermark());
+        }
+        return decide(record, result, null);
+    }
+
+    /** @param lateWatermark non-null when the current row stands in for a late record's (headers added) */
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> decide(R record, LookupResult result, Long lateWatermark) {
+        String table = config.table();
+        if (result instanceof LookupResult.Found f) {
+            return new Enriched<>(write(record, f.version(), lateWatermark));
+        }
+        if (result instanceof LookupResult.Absent) {
+            switch (config.onMiss()) {
+                case NULL:
+                    return new Enriched<>(write(record, null, lateWatermark));
+                case DROP:
+                    return new Dropped<>();
+                default:
+                    return new Failed<>(new DataException("no row of table " + table + " was valid for the record's key"
+                            + " at the " + (config.mode() == Mode.VERSION ? "version asked for" : "record's event time")
+                            + " (" + EnrichConfig.ON_MISS + "=FAIL); set " + EnrichConfig.ON_MISS + " to NULL or DROP to"
+                            + " pass or drop such records"));
+            }
+        }
+        if (result instanceof LookupResult.OutOfHistory o) {
+            return new Failed<>(new DataException("the record's event time lies before the"
+                    + " history the replica holds for table " + table + " (history start " + o.historyStart()
+                    + ", epoch millis): older versions were pruned by retention, or the replica was rebuilt after that"
+                    + " time, so no row can be given without risking a wrong one. Raise the replica's retention or"
+                    + " reprocess only newer records"));
+        }
+        if (result instanceof LookupResult.UnknownTable) {
+            return new Failed<>(new DataException("the replica does not capture table " + table + " (" + EnrichConfig.TABLE + ")"));
+        }
+        throw new IllegalStateException("NotYetVisible is handled by the caller");
+    }
+
+    private <R extends ConnectRecord<R>> R write(R record, Version version, Long lateWatermark) {
+        Schema schema = record.valueSchema();
+        Object value;
+        Schema outSchema;
+        if (schema != null) {
+            var struct = writer.applyWithSchema(schema, (org.apache.kafka.connect.data.Struct) record.value(), version);
+            value = struct;
+            outSchema = struct.schema();
+        } else {
+            value = writer.applySchemaless((java.util.Map<?, ?>) record.value(), version);
+            outSchema = null;
+        }
+        Headers headers = record.headers().duplicate();
+        if (lateWatermark != null) {
+            headers.addString(EnrichConfig.LATE_HEADER, "true");
+            headers.addLong(EnrichConfig.LATE_WATERMARK_HEADER, lateWatermark);
+        }
+        return record.newRecord(record.topic(), record.kafkaPartition(), record.keySchema(), record.key(),
+                outSchema, value, record.timestamp(), headers);
+    }
+
+    private void validateShape(ConnectRecord<?> record) {
+        if (record.valueSchema() != null) {
+            Requirements.requireStruct(record.valueSchema(), record.value(), "as-of enrichment of " + config.table());
+        } else {
+            Requirements.requireMap(record.value(), "as-of enrichment of " + config.table());
+        }
+    }
+
+    private VersionId versionIdOf(ConnectRecord<?> record) {
+        FieldPath path = config.versionField();
+        Object v = path.resolve(record.value(), EnrichConfig.VERSION_FIELD);
+        if (v == null || v == FieldPath.MISSING) {
+            throw new DataException("the version field " + EnrichConfig.VERSION_FIELD + "=" + path + " is "
+                    + (v == null ? "null" : "missing") + " in the record value");
+        }
+        if (!(v instanceof String s)) {
+            throw new DataException("the version field " + EnrichConfig.VERSION_FIELD + "=" + path + " has type "
+                    + v.getClass().getName() + "; expected a string <validFromMillis>@<lsn>");
+        }
+        try {
+            return VersionId.parse(s);
+        } catch (IllegalArgumentException e) {
+            throw new DataException("the version field " + EnrichConfig.VERSION_FIELD + "=" + path
+                    + " does not hold a version id of the form <validFromMillis>@<lsn>, e.g. 1733080000000@0/16B3748");
+        }
+    }
+
+    /** Releases the derived-schema cache. The lookup belongs to the caller and stays open. */
+    @Override
+    public void close() {
+        schemas.clear();
+    }
+}

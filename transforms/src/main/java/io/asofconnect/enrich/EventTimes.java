@@ -1,0 +1,84 @@
+package io.asofconnect.enrich;
+
+import io.asofconnect.enrich.EnrichConfig.TimeSource;
+import org.apache.kafka.connect.connector.ConnectRecord;
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.header.Header;
+
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
+import java.util.Date;
+
+/** Reads a record's event time, in epoch millis, from where {@code enrich.time.source} says. */
+final class EventTimes {
+    private final TimeSource source;
+    private final FieldPath field;
+    private final String header;
+
+    EventTimes(EnrichConfig config) {
+        this.source = config.timeSource();
+        this.field = config.timeField();
+        this.header = config.timeHeader();
+    }
+
+    long of(ConnectRecord<?> record) {
+        return switch (source) {
+            case RECORD_TIMESTAMP -> {
+                if (record.timestamp() == null) {
+                    throw new DataException("the record has no timestamp, but " + EnrichConfig.TIME_SOURCE
+                            + "=RECORD_TIMESTAMP; set " + EnrichConfig.TIME_SOURCE + " to FIELD or HEADER");
+                }
+                yield record.timestamp();
+            }
+            case FIELD -> {
+                Object v = field.resolve(record.value(), EnrichConfig.TIME_FIELD);
+                if (v == null || v == FieldPath.MISSING) {
+                    throw new DataException("the event-time field " + EnrichConfig.TIME_FIELD + "=" + field
+                            + (v == null ? " is null" : " is missing") + " in the record value");
+                }
+                yield millis(v, EnrichConfig.TIME_FIELD + "=" + field);
+            }
+            case HEADER -> {
+                Header h = record.headers().lastWithName(header);
+                if (h == null || h.value() == null) {
+                    throw new DataException("the event-time header " + EnrichConfig.TIME_HEADER + "=" + header
+                            + (h == null ? " is missing" : " is null") + " in the record");
+                }
+                yield millis(h.value(), EnrichConfig.TIME_HEADER + "=" + header);
+            }
+        };
+    }
+
+    /** Epoch millis from a number, a string of digits, an ISO-8601 instant or offset date-time, or a Date. */
+    static long millis(Object v, String where) {
+        if (v instanceof Byte || v instanceof Short || v instanceof Integer || v instanceof Long) {
+            return ((Number) v).longValue();
+        }
+        if (v instanceof Date d) {
+            return d.getTime();
+        }
+        if (v instanceof String s) {
+            String t = s.trim();
+            if (!t.isEmpty() && t.chars().allMatch(ch -> Character.isDigit(ch) || ch == '-') && t.lastIndexOf('-') <= 0) {
+                try {
+                    return Long.parseLong(t);
+                } catch (NumberFormatException e) {
+                    throw new DataException("the event time in " + where + " is a string of digits out of the epoch-millis range");
+                }
+            }
+            try {
+                return Instant.parse(t).toEpochMilli();
+            } catch (DateTimeParseException notInstant) {
+                try {
+                    return OffsetDateTime.parse(t).toInstant().toEpochMilli();
+                } catch (DateTimeParseException e) {
+                    throw new DataException("the event time in " + where + " is a string that is neither epoch millis nor"
+                            + " an ISO-8601 instant or offset date-time (e.g. 2024-12-01T10:15:30Z or 2024-12-01T11:15:30+01:00)");
+                }
+            }
+        }
+        throw new DataException("the event time in " + where + " has type " + v.getClass().getName()
+                + "; expected epoch millis (an integral number), an ISO-8601 string or a Connect Timestamp");
+    }
+}

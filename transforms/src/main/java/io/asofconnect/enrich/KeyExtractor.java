@@ -1,0 +1,68 @@
+package io.asofconnect.enrich;
+
+import io.asofconnect.enrich.EnrichConfig.KeySource;
+import io.asofconnect.lookup.RowKey;
+import org.apache.kafka.connect.connector.ConnectRecord;
+import org.apache.kafka.connect.errors.DataException;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Builds the join key from the record's key or value, or reports which key path is missing. */
+final class KeyExtractor {
+    private final KeySource source;
+    private final List<FieldPath> paths;
+
+    KeyExtractor(EnrichConfig config) {
+        this.source = config.keySource();
+        this.paths = config.keyFields();
+    }
+
+    /**
+     * The key, or {@code null} when a key field is missing or null (the caller applies
+     * {@code enrich.on.missing.key}).
+     *
+     * @throws DataException when a key value has a type a primary key cannot have
+     */
+    RowKey of(ConnectRecord<?> record) {
+        Object root = source == KeySource.KEY ? record.key() : record.value();
+        if (paths.isEmpty()) {
+            return root == null ? null : toKey(List.of(root), "the record key");
+        }
+        List<Object> components = new ArrayList<>(paths.size());
+        for (FieldPath p : paths) {
+            Object v = p.resolve(root, EnrichConfig.KEY_FIELDS);
+            if (v == null || v == FieldPath.MISSING) {
+                return null;
+            }
+            components.add(v);
+        }
+        return toKey(components, EnrichConfig.KEY_FIELDS + "=" + paths);
+    }
+
+    /** Which path is missing or null, for the message; never the values of the others. */
+    String describeMissing(ConnectRecord<?> record) {
+        Object root = source == KeySource.KEY ? record.key() : record.value();
+        if (paths.isEmpty()) {
+            return "the record key is null (" + EnrichConfig.KEY_SOURCE + "=KEY)";
+        }
+        for (FieldPath p : paths) {
+            Object v = p.resolve(root, EnrichConfig.KEY_FIELDS);
+            if (v == null || v == FieldPath.MISSING) {
+                return "the key field " + EnrichConfig.KEY_FIELDS + " path " + p + " is "
+                        + (v == null ? "null" : "missing") + " in the record " + source.name().toLowerCase();
+            }
+        }
+        return "a key field is missing";
+    }
+
+    private static RowKey toKey(List<Object> components, String where) {
+        try {
+            return RowKey.of(components);
+        } catch (IllegalArgumentException e) {
+            List<String> types = components.stream().map(c -> c.getClass().getName()).toList();
+            throw new DataException("cannot use " + where + " as the key of the table: found types " + types
+                    + "; key values must be numbers, strings, UUIDs, booleans, bytes or dates");
+        }
+    }
+}

@@ -1,0 +1,106 @@
+package io.asofconnect.transforms;
+
+import io.asofconnect.enrich.EnrichConfig;
+import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.replica.ReplicaConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.connect.components.Versioned;
+import org.apache.kafka.connect.connector.ConnectRecord;
+import org.apache.kafka.connect.transforms.Transformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Enriches each record's value with the version of a replicated row that was valid at the record's event
+ * time (an as-of join), read from a local, versioned CDC replica of a Postgres table.
+ *
+ * <p>The record is enriched only once the replica's watermark has passed its event time, so the result is
+ * the same on every replay; the transform waits at most {@code enrich.lateness.wait.ms} for that and then
+ * applies {@code enrich.on.late}. Problems with a record are {@code DataException}s, so Connect's
+ * {@code errors.tolerance} and dead letter queue apply. Records with a null value (tombstones) pass
+ * unchanged. Works in front of any connector, source or sink. Only the value changes; the key is a
+ * possible source of the join key ({@code enrich.key.source=KEY}), never a target.
+ *
+ * <p>Example: a Debezium source connector capturing {@code public.orders}, each order enriched with its
+ * customer as of the order's commit:
+ * <pre>
+ * transforms=customer
+ * transforms.customer.type=io.asofconnect.transforms.AsOfEnrich
+ * transforms.customer.enrich.table=public.customers
+ * transforms.customer.enrich.key.fields=after.customer_id
+ * transforms.customer.enrich.time.source=FIELD
+ * transforms.customer.enrich.time.field=source.ts_ms
+ * transforms.customer.enrich.on.missing.key=PASS_THROUGH   # deletes have no 'after'
+ * transforms.customer.replica.name=customers
+ * transforms.customer.replica.database.hostname=...         # and the other replica.* keys
+ * </pre>
+ * Each order value then carries a {@code customers} struct with the customer's columns and
+ * {@code __valid_from}/{@code __version}, naming the version that was joined.
+ */
+public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>, Versioned {
+    private static final Logger LOG = LoggerFactory.getLogger(AsOfEnrich.class);
+
+    public static final String OVERVIEW_DOC = "Enriches the record value with the row of a replicated Postgres table"
+            + " that was valid at the record's event time (as-of join), deterministically on replay."
+            + "<p/>Use the concrete transformation type <code>" + AsOfEnrich.class.getName() + "</code>.";
+
+    /** The {@code enrich.*} options and the {@code replica.*} options of the replica to read from. */
+    public static final ConfigDef CONFIG_DEF = EnrichConfig.addTo(ReplicaConfig.addTo(new ConfigDef()));
+
+    private final LookupSource source;
+    private LookupSource.Lease lease;
+    private EnrichmentEngine engine;
+
+    public AsOfEnrich() {
+        this(new ReplicaLookupSource());
+    }
+
+    AsOfEnrich(LookupSource source) {
+        this.source = source;
+    }
+
+    @Override
+    public void configure(Map<String, ?> props) {
+        EnrichConfig config = new EnrichConfig(props);
+        LookupSource.Lease acquired = source.acquire(props);
+        try {
+            this.engine = new EnrichmentEngine(config, acquired.lookup());
+        } catch (RuntimeException e) {
+            acquired.close();
+            throw e;
+        }
+        this.lease = acquired;
+        LOG.info("AsOfEnrich configured: table {}, mode {}, output {}", config.table(), config.mode(), config.outputMode());
+    }
+
+    @Override
+    public R apply(R record) {
+        return engine.enrichBlocking(record);
+    }
+
+    @Override
+    public ConfigDef config() {
+        return CONFIG_DEF;
+    }
+
+    @Override
+    public void close() {
+        if (engine != null) {
+            engine.close();
+            engine = null;
+        }
+        if (lease != null) {
+            lease.close();
+            lease = null;
+            LOG.info("AsOfEnrich closed");
+        }
+    }
+
+    @Override
+    public String version() {
+        return Optional.ofNullable(AsOfEnrich.class.getPackage().getImplementationVersion()).orElse("unknown");
+    }
+}
