@@ -1,0 +1,200 @@
+package io.asofconnect.it.harness;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+/**
+ * A real Postgres (zonky embedded binaries) listening on TCP 127.0.0.1 only, with logical decoding and commit
+ * timestamps on, and durable commits ({@code fsync}, {@code synchronous_commit}) so restart and crash tests
+ * are honest. It can be stopped, crashed and started again on the same data directory and port.
+ */
+public final class PostgresServer implements AutoCloseable {
+
+    public static final String USER = "postgres";
+    private static final Duration STARTUP = Duration.ofSeconds(60);
+
+    private final Path dataDir;
+    private final Path logFile;
+    private final int port;
+    private EmbeddedPostgres server;
+
+    private PostgresServer(Path dataDir, Path logFile, int port) {
+        this.dataDir = dataDir;
+        this.logFile = logFile;
+        this.port = port;
+    }
+
+    public static PostgresServer start(Path workDir, String name) {
+        PostgresServer pg = new PostgresServer(workDir.resolve(name + "-data"), workDir.resolve(name + ".log"),
+                FreePorts.pick());
+        pg.startServer(true);
+        return pg;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String host() {
+        return "127.0.0.1";
+    }
+
+    public String jdbcUrl(String database) {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/" + database;
+    }
+
+    public Connection connect(String database) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(database), USER, "");
+    }
+
+    public void createDatabase(String database) {
+        try (Connection c = connect("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE DATABASE " + quoteIdentifier(database));
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot create database " + database + " on port " + port, e);
+        }
+    }
+
+    /** Clean shutdown (checkpoint), then start again on the same data directory and port. */
+    public void restart() {
+        stopServer();
+        startServer(false);
+    }
+
+    /**
+     * A crash: SIGKILL of the postmaster and every backend, no checkpoint; the next start runs WAL recovery.
+     * Call {@link #startAgain()} to bring it back.
+     */
+    public void crash() {
+        long postmaster = postmasterPid();
+        ProcessHandle.of(postmaster).ifPresent(p -> {
+            List<ProcessHandle> children = p.descendants().toList();
+            p.destroyForcibly();
+            children.forEach(ProcessHandle::destroyForcibly);
+        });
+        Waits.until(() -> ProcessHandle.of(postmaster).map(h -> !h.isAlive() || isZombie(postmaster)).orElse(true),
+                Duration.ofSeconds(20), "postmaster " + postmaster + " to die");
+        clearStaleLock();
+        releaseEmbeddedHandle();
+    }
+
+    public void startAgain() {
+        startServer(false);
+    }
+
+    @Override
+    public void close() {
+        stopServer();
+    }
+
+    private void startServer(boolean fresh) {
+        if (!fresh) {
+            clearStaleLock();
+        }
+        Map<String, String> config = new TreeMap<>();
+        config.put("listen_addresses", "127.0.0.1");
+        // No Unix socket: its lock file would outlive a crash just like postmaster.pid.
+        config.put("unix_socket_directories", "");
+        config.put("wal_level", "logical");
+        config.put("max_replication_slots", "10");
+        config.put("max_wal_senders", "10");
+        config.put("track_commit_timestamp", "on");
+        config.put("synchronous_commit", "on");
+        config.put("fsync", "on");
+        config.put("max_connections", "100");
+        config.put("shared_buffers", "32MB");
+        config.put("log_min_messages", "warning");
+        try {
+            EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
+                    .setPort(port)
+                    .setDataDirectory(dataDir)
+                    .setCleanDataDirectory(false)
+                    .setPGStartupWait(STARTUP)
+                    .setOutputRedirector(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                    .setErrorRedirector(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+            config.forEach(builder::setServerConfig);
+            server = builder.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Postgres did not start on port " + port + " with data in " + dataDir
+                    + "; see " + logFile, e);
+        }
+    }
+
+    private void stopServer() {
+        if (server != null) {
+            try {
+                server.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException("Postgres on port " + port + " did not stop; see " + logFile, e);
+            } finally {
+                server = null;
+            }
+        }
+    }
+
+    /** After a crash the embedded wrapper still holds its directory lock; closing it must not touch the data. */
+    private void releaseEmbeddedHandle() {
+        try {
+            stopServer();
+        } catch (RuntimeException alreadyDead) {
+            // pg_ctl stop fails: the server is already gone, which is the point
+        }
+    }
+
+    /**
+     * Dead processes are not reaped here: a killed postmaster leaves a zombie whose pid is still in
+     * postmaster.pid, and Postgres then refuses to start. Remove the lock when its owner is gone or a zombie.
+     */
+    private void clearStaleLock() {
+        Path pidFile = dataDir.resolve("postmaster.pid");
+        if (!Files.exists(pidFile)) {
+            return;
+        }
+        long pid = postmasterPid();
+        boolean alive = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        if (!alive || isZombie(pid)) {
+            try {
+                Files.deleteIfExists(pidFile);
+            } catch (IOException e) {
+                throw new UncheckedIOException("Cannot remove the stale " + pidFile, e);
+            }
+        }
+    }
+
+    private long postmasterPid() {
+        Path pidFile = dataDir.resolve("postmaster.pid");
+        try {
+            String first = Files.readAllLines(pidFile, StandardCharsets.UTF_8).get(0).trim();
+            return Long.parseLong(first);
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalStateException("Cannot read the postmaster pid from " + pidFile, e);
+        }
+    }
+
+    private static boolean isZombie(long pid) {
+        Path status = Path.of("/proc", Long.toString(pid), "status");
+        try {
+            return Files.readAllLines(status, StandardCharsets.UTF_8).stream()
+                    .anyMatch(line -> line.startsWith("State:") && line.contains("Z"));
+        } catch (IOException gone) {
+            return false;
+        }
+    }
+
+    public static String quoteIdentifier(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+}
