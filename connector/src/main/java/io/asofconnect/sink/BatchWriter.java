@@ -1,0 +1,177 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.sink.SinkRecord;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Writes records' rows inside the caller's transaction. The fast path sends consecutive rows of one shape
+ * as one JDBC batch and gives up at the first record that cannot be written; the careful path writes row
+ * by row, each under a savepoint, so a bad record can be set aside while the others stay in the transaction.
+ */
+final class BatchWriter {
+
+    /** Decides what happens to a record that can never be written; throws to stop the whole flush. */
+    interface BadRecordHandler {
+        void onBadRecord(SinkRecord record, DataException reason);
+    }
+
+    /** The fast path met a record that cannot be written; the caller rolls back and takes the careful path. */
+    static final class BadRecordInBatch extends Exception {
+        BadRecordInBatch() {
+            super("a record in the batch cannot be written", null, false, false);
+        }
+    }
+
+    private final PostgresDialect dialect;
+    private final RowMapper mapper;
+    private final TableCatalog catalog;
+
+    /** {@code catalog} is null when the sink must not change the schema. */
+    BatchWriter(PostgresDialect dialect, RowMapper mapper, TableCatalog catalog) {
+        this.dialect = dialect;
+        this.mapper = mapper;
+        this.catalog = catalog;
+    }
+
+    void writeFast(Connection c, List<SinkRecord> records) throws SQLException, BadRecordInBatch {
+        try (Statements statements = new Statements(c)) {
+            RowChange.Shape current = null;
+            PreparedStatement ps = null;
+            int pending = 0;
+            for (SinkRecord r : records) {
+                RowChange change;
+                try {
+                    change = mapper.map(r);
+                } catch (DataException e) {
+                    throw new BadRecordInBatch();
+                }
+                if (change == null) {
+                    continue;
+                }
+                RowChange.Shape shape = change.shape();
+                if (!shape.equals(current)) {
+                    if (pending > 0) {
+                        execute(ps);
+                        pending = 0;
+                    }
+                    if (catalog != null) {
+                        catalog.ensure(c, change);
+                    }
+                    current = shape;
+                    ps = statements.get(shape);
+                }
+                try {
+                    bind(ps, change);
+                } catch (DataException e) {
+                    throw new BadRecordInBatch();
+                }
+                ps.addBatch();
+                pending++;
+            }
+            if (pending > 0) {
+                execute(ps);
+            }
+        }
+    }
+
+    private static void execute(PreparedStatement ps) throws SQLException, BadRecordInBatch {
+        try {
+            ps.executeBatch();
+        } catch (SQLException e) {
+            if (SqlErrors.classify(e) == SqlErrors.Kind.RECORD) {
+                throw new BadRecordInBatch();
+            }
+            throw e;
+        }
+    }
+
+    void writeCareful(Connection c, List<SinkRecord> records, BadRecordHandler handler) throws SQLException {
+        try (Statements statements = new Statements(c)) {
+            for (SinkRecord r : records) {
+                Savepoint sp = c.setSavepoint();
+                String table = null;
+                try {
+                    table = mapper.tableFor(r.topic());
+                    RowChange change = mapper.map(r);
+                    if (change != null) {
+                        if (catalog != null) {
+                            catalog.ensure(c, change);
+                        }
+                        PreparedStatement ps = statements.get(change.shape());
+                        bind(ps, change);
+                        ps.executeUpdate();
+                    }
+                    c.releaseSavepoint(sp);
+                } catch (DataException e) {
+                    rollbackTo(c, sp);
+                    handler.onBadRecord(r, e);
+                } catch (SQLException e) {
+                    if (SqlErrors.classify(e) != SqlErrors.Kind.RECORD) {
+                        throw e;
+                    }
+                    rollbackTo(c, sp);
+                    handler.onBadRecord(r, new DataException("the row could not be written to table \"" + table + "\": " + SqlErrors.describe(e)));
+                }
+            }
+        }
+    }
+
+    private void rollbackTo(Connection c, Savepoint sp) throws SQLException {
+        c.rollback(sp);
+        if (catalog != null) {
+            catalog.forget();
+        }
+    }
+
+    private static void bind(PreparedStatement ps, RowChange change) throws SQLException {
+        int i = 1;
+        for (int k = 0; k < change.keyColumns().size(); k++) {
+            ValueBinder.bind(ps, i++, change.keyColumns().get(k).kind(), change.keyValues().get(k));
+        }
+        for (int k = 0; k < change.valueColumns().size(); k++) {
+            ValueBinder.bind(ps, i++, change.valueColumns().get(k).kind(), change.values().get(k));
+        }
+    }
+
+    /** The prepared statements of one flush, by shape; all closed with it. */
+    private final class Statements implements AutoCloseable {
+        private final Connection c;
+        private final Map<RowChange.Shape, PreparedStatement> byShape = new HashMap<>();
+
+        Statements(Connection c) {
+            this.c = c;
+        }
+
+        PreparedStatement get(RowChange.Shape shape) throws SQLException {
+            PreparedStatement ps = byShape.get(shape);
+            if (ps == null) {
+                ps = c.prepareStatement(dialect.statement(shape));
+                byShape.put(shape, ps);
+            }
+            return ps;
+        }
+
+        @Override
+        public void close() throws SQLException {
+            SQLException first = null;
+            for (PreparedStatement ps : byShape.values()) {
+                try {
+                    ps.close();
+                } catch (SQLException e) {
+                    first = first == null ? e : first;
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
+        }
+    }
+}

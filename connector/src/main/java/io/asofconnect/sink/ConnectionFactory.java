@@ -1,0 +1,56 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.common.config.types.Password;
+import org.postgresql.Driver;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Properties;
+
+/**
+ * Opens connections to the target. Uses the driver class directly instead of {@code DriverManager}, which
+ * does not see drivers loaded by a plugin's class loader.
+ */
+final class ConnectionFactory {
+    private static final int CONNECT_TIMEOUT_SECONDS = 10;
+
+    private final String url;
+    private final String user;
+    private final Password password;
+    private final String applicationName;
+
+    ConnectionFactory(String url, String user, Password password, String applicationName) {
+        this.url = url;
+        this.user = user;
+        this.password = password;
+        this.applicationName = applicationName;
+    }
+
+    Connection open() throws SQLException {
+        Properties props = new Properties();
+        if (user != null) {
+            props.setProperty("user", user);
+        }
+        if (password != null && password.value() != null) {
+            props.setProperty("password", password.value());
+        }
+        // Keeps parameter values and server "Detail:" lines (which quote key values) out of exception messages.
+        props.setProperty("logServerErrorDetail", "false");
+        props.setProperty("ApplicationName", applicationName);
+        props.setProperty("connectTimeout", Integer.toString(CONNECT_TIMEOUT_SECONDS));
+        props.setProperty("tcpKeepAlive", "true");
+        Connection c = new Driver().connect(url, props);
+        if (c == null) {
+            throw new SQLException("the Postgres driver does not accept the URL in " + ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "08001");
+        }
+        c.setAutoCommit(false);
+        return c;
+    }
+
+    /** Never the URL's query or the password. */
+    @Override
+    public String toString() {
+        int q = url.indexOf('?');
+        return "ConnectionFactory{" + (q < 0 ? url : url.substring(0, q)) + ", user=" + user + "}";
+    }
+}

@@ -1,0 +1,100 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.common.config.Config;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigValue;
+import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.sink.SinkConnector;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The exactly-once JDBC sink: validates the configuration and hands it to its tasks, which do the work
+ * ({@link ExactlyOnceJdbcSinkTask}). Every task gets the same configuration; Connect spreads the
+ * partitions, and the offsets table fences a task that lost one.
+ */
+public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
+    private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkConnector.class);
+
+    private Map<String, String> props;
+
+    @Override
+    public String version() {
+        return Versions.VERSION;
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        ExactlyOnceJdbcSinkConfig config = new ExactlyOnceJdbcSinkConfig(props);
+        JdbcUrlValidator.weakSslMode(config.connectionUrl()).ifPresent(mode -> log.warn(
+                "{} uses sslmode={}, which allows unencrypted or unauthenticated connections; use sslmode=verify-full",
+                ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+        this.props = Map.copyOf(props);
+        log.info("Started connector {}", config.connectorName());
+    }
+
+    @Override
+    public Class<? extends Task> taskClass() {
+        return ExactlyOnceJdbcSinkTask.class;
+    }
+
+    @Override
+    public List<Map<String, String>> taskConfigs(int maxTasks) {
+        List<Map<String, String>> configs = new ArrayList<>(maxTasks);
+        for (int i = 0; i < maxTasks; i++) {
+            configs.add(props);
+        }
+        return configs;
+    }
+
+    @Override
+    public void stop() {
+        log.info("Stopped connector {}", props == null ? "(not started)" : props.get(ExactlyOnceJdbcSinkConfig.CONNECTOR_NAME));
+    }
+
+    @Override
+    public ConfigDef config() {
+        return ExactlyOnceJdbcSinkConfig.CONFIG_DEF;
+    }
+
+    /** The ConfigDef's checks, then the ones that involve two keys, each reported on the key to change. */
+    @Override
+    public Config validate(Map<String, String> connectorConfigs) {
+        Config config = super.validate(connectorConfigs);
+        Map<String, ConfigValue> byName = new java.util.HashMap<>();
+        for (ConfigValue v : config.configValues()) {
+            byName.put(v.name(), v);
+        }
+        if (hasErrors(byName, ExactlyOnceJdbcSinkConfig.INSERT_MODE, ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
+                ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED)) {
+            return config;
+        }
+        InsertMode insertMode = EnumValidator.of(InsertMode.class).parse(ExactlyOnceJdbcSinkConfig.INSERT_MODE,
+                String.valueOf(byName.get(ExactlyOnceJdbcSinkConfig.INSERT_MODE).value()));
+        PrimaryKeyMode pkMode = EnumValidator.of(PrimaryKeyMode.class).parse(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
+                String.valueOf(byName.get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE).value()));
+        Object fields = byName.get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS).value();
+        List<String> pkFields = fields instanceof List<?> l
+                ? l.stream().map(String::valueOf).map(String::trim).filter(s -> !s.isEmpty()).toList()
+                : Collections.emptyList();
+        boolean deleteEnabled = Boolean.TRUE.equals(byName.get(ExactlyOnceJdbcSinkConfig.DELETE_ENABLED).value());
+        ExactlyOnceJdbcSinkConfig.crossKeyProblems(insertMode, pkMode, pkFields, deleteEnabled)
+                .forEach((key, problem) -> byName.get(key).addErrorMessage(problem));
+        return config;
+    }
+
+    private static boolean hasErrors(Map<String, ConfigValue> byName, String... keys) {
+        for (String k : keys) {
+            ConfigValue v = byName.get(k);
+            if (v == null || !v.errorMessages().isEmpty()) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,274 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.errors.RetriableException;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.SQLException;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Writes records to Postgres with an exactly-once effect: each flush commits the rows together with the
+ * next offset of every partition it covers, under the epoch this task took for the partition on
+ * {@link #open}. On open the consumer is rewound to the offsets in the target, so the target, not the
+ * consumer group, decides where to continue; records at or before a committed offset are dropped.
+ *
+ * <p>Transient database failures roll back and are retried through Connect ({@link RetriableException}
+ * with {@code context.timeout}), which keeps the partitions paused and the buffer as it is, up to
+ * {@code max.retries}. Any other failure is kept and thrown from every later {@code put}: nothing more is
+ * written after it.
+ */
+public class ExactlyOnceJdbcSinkTask extends SinkTask {
+    private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkTask.class);
+    private static final long REPORT_TIMEOUT_MS = 60_000L;
+
+    private ExactlyOnceJdbcSinkConfig config;
+    private ExactlyOnceWriter writer;
+    private ErrantRecordReporter reporter;
+    private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
+    private int bufferedRecords;
+    private int failedAttempts;
+    private boolean reconcileNeeded;
+    private ConnectException failure;
+
+    @Override
+    public String version() {
+        return Versions.VERSION;
+    }
+
+    @Override
+    public synchronized void start(Map<String, String> props) {
+        config = new ExactlyOnceJdbcSinkConfig(props);
+        JdbcUrlValidator.weakSslMode(config.connectionUrl()).ifPresent(mode -> log.warn(
+                "{} uses sslmode={}, which allows unencrypted or unauthenticated connections; use sslmode=verify-full",
+                ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+        PostgresDialect dialect = new PostgresDialect(config.tableSchema());
+        TableCatalog catalog = config.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
+        RowMapper mapper = new RowMapper(config);
+        ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
+                config.connectionPassword(), "asof-connect sink " + config.connectorName());
+        OffsetStore offsets = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
+        writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog);
+        reporter = context == null ? null : context.errantRecordReporter();
+        log.info("Started sink task of connector {} ({}); bad records {}", config.connectorName(), config,
+                reporter == null ? "fail the task" : "go to the errant record reporter");
+    }
+
+    /** Takes each partition over with a new epoch and rewinds the consumer to the offset the target holds. */
+    @Override
+    public synchronized void open(Collection<TopicPartition> assigned) {
+        failIfFailed();
+        if (assigned.isEmpty()) {
+            return;
+        }
+        Map<TopicPartition, OffsetStore.Claim> claims = claimWithRetries(assigned);
+        Map<TopicPartition, Long> rewinds = new HashMap<>();
+        claims.forEach((tp, claim) -> {
+            partitions.put(tp, new PartitionState(tp, claim.epoch(), claim.nextOffset()));
+            if (claim.nextOffset() != OffsetStore.NO_OFFSET) {
+                rewinds.put(tp, claim.nextOffset());
+            }
+        });
+        if (!rewinds.isEmpty()) {
+            context.offset(rewinds);
+        }
+        log.info("Opened {} partitions; {} rewound to the offsets held in the target", claims.size(), rewinds.size());
+    }
+
+    private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {
+        for (int attempt = 0; ; attempt++) {
+            try {
+                return writer.claim(assigned);
+            } catch (SQLException e) {
+                if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || attempt >= config.maxRetries()) {
+                    throw fail(fatal("taking over partitions in " + config.offsetsTableName(), e, attempt));
+                }
+                log.warn("Could not claim partitions ({}), attempt {} of {}; retrying in {} ms", SqlErrors.describe(e),
+                        attempt + 1, config.maxRetries() + 1, config.retryBackoffMs());
+                sleep(config.retryBackoffMs());
+            }
+        }
+    }
+
+    @Override
+    public synchronized void put(Collection<SinkRecord> records) {
+        failIfFailed();
+        for (SinkRecord r : records) {
+            PartitionState state = partitions.get(PartitionState.partitionOf(r));
+            if (state == null) {
+                // Connect delivers only assigned partitions; a record of a closed one must not be written.
+                continue;
+            }
+            if (state.offer(r)) {
+                bufferedRecords++;
+            }
+        }
+        if (bufferedRecords >= config.batchSize() || (reconcileNeeded && bufferedRecords > 0)) {
+            flushBuffered();
+        }
+    }
+
+    @Override
+    public synchronized void flush(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
+        preCommit(currentOffsets);
+    }
+
+    /** Flushes, then reports exactly what the target has committed, never more. */
+    @Override
+    public synchronized Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
+        if (failure == null) {
+            try {
+                flushBuffered();
+            } catch (RetriableException e) {
+                log.debug("Flush before offset commit deferred: {}", e.getMessage());
+            } catch (ConnectException e) {
+                log.debug("Flush before offset commit failed; the next put fails the task");
+            }
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+        for (PartitionState s : partitions.values()) {
+            if (s.committedNext() != OffsetStore.NO_OFFSET) {
+                committed.put(s.partition(), new OffsetAndMetadata(s.committedNext()));
+            }
+        }
+        return committed;
+    }
+
+    /** Forgets revoked partitions and their buffered records: nothing more is written for them. */
+    @Override
+    public synchronized void close(Collection<TopicPartition> revoked) {
+        int dropped = 0;
+        for (TopicPartition tp : revoked) {
+            PartitionState s = partitions.remove(tp);
+            if (s != null) {
+                dropped += s.buffered().size();
+            }
+        }
+        bufferedRecords -= dropped;
+        log.info("Closed {} partitions; {} buffered records dropped (they are re-read by the next owner)", revoked.size(), dropped);
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (writer != null) {
+            writer.close();
+        }
+        partitions.clear();
+        bufferedRecords = 0;
+        log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
+    }
+
+    private void flushBuffered() {
+        try {
+            if (reconcileNeeded) {
+                writer.reconcile(partitions.values());
+                reconcileNeeded = false;
+            }
+            writer.flush(partitions.values(), this::onBadRecord);
+            failedAttempts = 0;
+        } catch (SQLException e) {
+            reconcileNeeded = true;
+            if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || failedAttempts >= config.maxRetries()) {
+                throw fail(fatal("writing " + bufferedRecords + " records", e, failedAttempts));
+            }
+            failedAttempts++;
+            log.warn("Writing to the target failed ({}); rolled back, retry {} of {} in {} ms", SqlErrors.describe(e),
+                    failedAttempts, config.maxRetries(), config.retryBackoffMs());
+            if (context != null) {
+                context.timeout(config.retryBackoffMs());
+            }
+            throw new RetriableException("the target database is unavailable (" + SqlErrors.describe(e) + "); retry "
+                    + failedAttempts + " of " + config.maxRetries());
+        } catch (ConnectException e) {
+            throw fail(e);
+        } finally {
+            bufferedRecords = partitions.values().stream().mapToInt(s -> s.buffered().size()).sum();
+        }
+    }
+
+    /** Before the offset moves past a record that cannot be written: report it and wait, or stop. */
+    private void onBadRecord(SinkRecord r, DataException reason) {
+        String where = r.originalTopic() + "-" + r.originalKafkaPartition() + "@" + r.originalKafkaOffset();
+        if (reporter == null) {
+            throw new ConnectException("the record at " + where + " cannot be written: " + reason.getMessage()
+                    + ". The task stops and its offset stays before this record. Fix the data or the table, or set"
+                    + " errors.tolerance=all with errors.deadletterqueue.topic.name to divert such records");
+        }
+        try {
+            reporter.report(r, reason).get(REPORT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            log.debug("Reported the record at {} as errant", where);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectException("interrupted while reporting the errant record at " + where);
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw new ConnectException("the errant record reporter did not take the record at " + where + " within "
+                    + REPORT_TIMEOUT_MS + " ms; the task stops and its offset stays before this record", e);
+        }
+    }
+
+    private ConnectException fatal(String doing, SQLException e, int retries) {
+        String state = SqlErrors.state(e);
+        String detail = SqlErrors.describe(e);
+        String server = SqlErrors.safeMessage(e);
+        String what = server == null ? detail : detail + ": " + server;
+        String advice;
+        if ("42501".equals(state)) {
+            advice = "grant the user " + config.connectionUser() + " SELECT, INSERT, UPDATE on the offsets table "
+                    + config.tableSchema() + "." + config.offsetsTableName() + " and the target tables (DELETE too with "
+                    + ExactlyOnceJdbcSinkConfig.DELETE_ENABLED + "), and CREATE on the schema if tables must be created; then restart the task";
+        } else if ("42P01".equals(state)) {
+            advice = "create the target table, or set " + ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION + "=BASIC";
+        } else if ("42703".equals(state)) {
+            advice = "a record field has no column: add the column, or set " + ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION + "=BASIC";
+        } else if (state != null && state.startsWith("28")) {
+            advice = "check " + ExactlyOnceJdbcSinkConfig.CONNECTION_USER + " and " + ExactlyOnceJdbcSinkConfig.CONNECTION_PASSWORD;
+        } else if (SqlErrors.classify(e) == SqlErrors.Kind.TRANSIENT) {
+            advice = "the target stayed unavailable through " + retries + " retries (" + ExactlyOnceJdbcSinkConfig.MAX_RETRIES
+                    + "); nothing was lost, restart the task when the database is back";
+        } else {
+            advice = "nothing of this flush was committed; fix the cause and restart the task";
+        }
+        ConnectException ce = new ConnectException(doing + " failed (" + what + "); " + advice);
+        if (SqlErrors.classify(e) != SqlErrors.Kind.RECORD) {
+            ce.initCause(e);
+        }
+        return ce;
+    }
+
+    private ConnectException fail(ConnectException e) {
+        if (failure == null) {
+            failure = e;
+            writer.abandon();
+            log.error("Sink task of connector {} stops: {}", config.connectorName(), e.getMessage());
+        }
+        return failure;
+    }
+
+    private void failIfFailed() {
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectException("interrupted while waiting to retry");
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Accepts only {@code jdbc:postgresql:} URLs whose properties cannot load a class of the attacker's choosing
+ * or write a file on the worker. A connector config is often editable by people who must not get code
+ * execution on the worker; pgjdbc instantiates classes named in {@code socketFactory}, {@code sslfactory},
+ * ... and writes where {@code loggerFile} points.
+ *
+ * <p>Error messages name the offending property, never the URL itself (it may carry secrets).
+ */
+final class JdbcUrlValidator implements ConfigDef.Validator {
+    static final String PREFIX = "jdbc:postgresql:";
+
+    /** Lower-cased property names that are refused. */
+    static final Set<String> FORBIDDEN = Set.of(
+            "socketfactory", "socketfactoryarg",
+            "sslfactory", "sslfactoryarg",
+            "sslhostnameverifier", "sslpasswordcallback",
+            "authenticationpluginclassname",
+            "loggerfile", "loggerlevel");
+
+    /** The password belongs in connection.password (Type.PASSWORD), never in a URL that is logged and shown. */
+    static final String PASSWORD_PROPERTY = "password";
+
+    private static final Set<String> WEAK_SSL_MODES = Set.of("disable", "allow", "prefer");
+
+    @Override
+    public void ensureValid(String name, Object value) {
+        if (value == null || value.toString().isBlank()) {
+            throw new ConfigException(name, null, "is required: a jdbc:postgresql://host:port/database URL");
+        }
+        String url = value.toString().trim();
+        if (!url.startsWith(PREFIX)) {
+            throw new ConfigException(name + " must start with " + PREFIX + " (Postgres is the only supported target)");
+        }
+        for (String key : properties(url).keySet()) {
+            String lower = key.toLowerCase(Locale.ROOT);
+            if (FORBIDDEN.contains(lower)) {
+                throw new ConfigException(name + " carries the driver property '" + key
+                        + "', which loads classes or writes files on the worker; remove it from the URL");
+            }
+            if (lower.equals(PASSWORD_PROPERTY)) {
+                throw new ConfigException(name + " carries a password; remove it from the URL and set "
+                        + ExactlyOnceJdbcSinkConfig.CONNECTION_PASSWORD + " instead, which is never shown or logged");
+            }
+        }
+    }
+
+    /** The sslmode when it lets traffic go unencrypted or unauthenticated ({@code disable}, {@code allow}, {@code prefer}). */
+    static Optional<String> weakSslMode(String url) {
+        for (Map.Entry<String, String> e : properties(url).entrySet()) {
+            if (e.getKey().equalsIgnoreCase("sslmode") && WEAK_SSL_MODES.contains(e.getValue().toLowerCase(Locale.ROOT))) {
+                return Optional.of(e.getValue().toLowerCase(Locale.ROOT));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The URL's query properties, percent-decoded, as pgjdbc would read them. */
+    static Map<String, String> properties(String url) {
+        Map<String, String> props = new LinkedHashMap<>();
+        int q = url.indexOf('?');
+        if (q < 0) {
+            return props;
+        }
+        for (String pair : url.substring(q + 1).split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            String k = eq < 0 ? pair : pair.substring(0, eq);
+            String v = eq < 0 ? "" : pair.substring(eq + 1);
+            props.put(decode(k).trim(), decode(v));
+        }
+        return props;
+    }
+
+    private static String decode(String s) {
+        try {
+            return URLDecoder.decode(s, StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return s;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "a jdbc:postgresql:// URL without class-loading or file-writing properties ("
+                + String.join(", ", new java.util.TreeSet<>(FORBIDDEN)) + ") and without a password";
+    }
+}
