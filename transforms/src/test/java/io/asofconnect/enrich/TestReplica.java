@@ -1,0 +1,65 @@
+package io.asofconnect.enrich;
+
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.SourcePosition;
+import io.asofconnect.lookup.Version;
+import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.StoreBackedLookup;
+import io.asofconnect.replica.store.StoreOptions;
+import io.asofconnect.replica.store.WatermarkTracker;
+import org.apache.kafka.connect.data.Struct;
+
+import java.nio.file.Path;
+import java.util.Set;
+
+/**
+ * A real version store in a temporary directory behind the real lookup rules, fed by hand the way the
+ * capture thread feeds it: put versions, commit, then publish the watermark.
+ */
+public final class TestReplica implements AutoCloseable {
+    private final MapDbVersionStore store;
+    private final WatermarkTracker watermark = new WatermarkTracker(Long.MIN_VALUE);
+    private final StoreBackedLookup lookup;
+    private long lsn = 0x1000;
+
+    public TestReplica(Path dir, String... tables) {
+        this.store = MapDbVersionStore.open(dir.resolve("replica.db"), StoreOptions.defaults());
+        this.lookup = new StoreBackedLookup(store, watermark, Set.of(tables));
+    }
+
+    public VersionLookup lookup() {
+        return lookup;
+    }
+
+    /** Puts a version of {@code key} valid from {@code validFrom}, at the next source position. */
+    public Version put(String table, RowKey key, long validFrom, Struct row) {
+        Version v = new Version(validFrom, new SourcePosition(lsn++, 0), row);
+        store.put(table, key, v);
+        return v;
+    }
+
+    public Version delete(String table, RowKey key, long validFrom) {
+        Version v = Version.tombstone(validFrom, new SourcePosition(lsn++, 0));
+        store.put(table, key, v);
+        return v;
+    }
+
+    /** Commits what was put and publishes {@code w} as the watermark, in that order, as the replica does. */
+    public void commit(long w) {
+        store.setWatermark(w);
+        store.commit();
+        watermark.advanceTo(w);
+    }
+
+    public void setHistoryStart(long start) {
+        store.setHistoryStart(start);
+        store.commit();
+    }
+
+    @Override
+    public void close() {
+        watermark.wakeAll();
+        store.close();
+    }
+}

@@ -1,0 +1,119 @@
+package io.asofconnect.transforms;
+
+import io.asofconnect.enrich.EnrichConfig;
+import io.asofconnect.enrich.Fixtures;
+import io.asofconnect.enrich.TestReplica;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.replica.ReplicaConfig;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.DataException;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static io.asofconnect.enrich.Fixtures.CUSTOMERS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The transform's lifecycle around a real store: configure acquires, apply enriches, close releases. */
+class AsOfEnrichTest {
+    @TempDir
+    Path dir;
+    TestReplica replica;
+    final AtomicInteger held = new AtomicInteger();
+
+    /** Hands out the test replica and counts the holds, as the worker's registry would. */
+    final LookupSource source = props -> {
+        held.incrementAndGet();
+        return new LookupSource.Lease() {
+            @Override
+            public VersionLookup lookup() {
+                return replica.lookup();
+            }
+
+            @Override
+            public void close() {
+                held.decrementAndGet();
+            }
+        };
+    };
+
+    @BeforeEach
+    void setUp() {
+        replica = new TestReplica(dir, CUSTOMERS);
+        replica.put(CUSTOMERS, RowKey.of(7), 1_000, Fixtures.customerV1(7, "Alice", "10.50"));
+        replica.commit(10_000);
+    }
+
+    @AfterEach
+    void tearDown() {
+        replica.close();
+    }
+
+    @Test
+    void enrichesSinkRecordsAndReleasesTheReplicaOnClose() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        t.configure(Fixtures.props());
+        assertThat(held).hasValue(1);
+        SinkRecord out = t.apply(Fixtures.order(1, 7, 2_000));
+        assertThat(((Struct) out.value()).getStruct("customers").getString("name")).isEqualTo("Alice");
+        t.close();
+        assertThat(held).hasValue(0);
+    }
+
+    @Test
+    void worksOnSourceRecordsToo() {
+        AsOfEnrich<SourceRecord> t = new AsOfEnrich<>(source);
+        t.configure(Fixtures.props());
+        SinkRecord o = Fixtures.order(1, 7, 2_000);
+        SourceRecord in = new SourceRecord(Map.of("p", 1), Map.of("o", 1), o.topic(), null, o.keySchema(), o.key(),
+                o.valueSchema(), o.value(), o.timestamp());
+        SourceRecord out = t.apply(in);
+        assertThat(((Struct) out.value()).getStruct("customers").getString("name")).isEqualTo("Alice");
+        assertThat(out.sourceOffset()).isEqualTo(in.sourceOffset());
+        t.close();
+    }
+
+    @Test
+    void dataProblemsAreDataExceptions() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        t.configure(Fixtures.props(EnrichConfig.ON_MISS, "FAIL"));
+        assertThatThrownBy(() -> t.apply(Fixtures.order(1, 99, 2_000))).isInstanceOf(DataException.class);
+        t.close();
+    }
+
+    @Test
+    void anUncapturedTableFailsConfigureAndReleasesTheReplica() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        assertThatThrownBy(() -> t.configure(Fixtures.props(EnrichConfig.TABLE, "public.nope")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining(EnrichConfig.TABLE);
+        assertThat(held).hasValue(0);
+        t.close();
+    }
+
+    @Test
+    void aBadConfigFailsBeforeTheReplicaIsAcquired() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        assertThatThrownBy(() -> t.configure(Fixtures.props(EnrichConfig.MODE, "VERSION")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining(EnrichConfig.VERSION_FIELD);
+        assertThat(held).hasValue(0);
+    }
+
+    @Test
+    void configHoldsTheEnrichAndTheReplicaKeys() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>();
+        assertThat(t.config().names()).contains(EnrichConfig.TABLE, EnrichConfig.ON_LATE, ReplicaConfig.NAME, ReplicaConfig.TABLES);
+        assertThat(t.config()).isSameAs(AsOfEnrich.CONFIG_DEF);
+        assertThat(AsOfEnrich.OVERVIEW_DOC).contains(AsOfEnrich.class.getName());
+        assertThat(t.version()).isNotBlank();
+    }
+}
