@@ -1,0 +1,64 @@
+package io.asofconnect.replica.store;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/** A {@link StoreCrashWriter} in its own JVM, with its stdout lines queued for the test to read with a bound. */
+final class ChildJvm implements AutoCloseable {
+    private final Process process;
+    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final Thread pump;
+
+    ChildJvm(Path store) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        process = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), StoreCrashWriter.class.getName(), store.toString()))
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        pump = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    lines.add(line);
+                }
+            } catch (IOException ignored) {
+                // The child was killed mid-line: what was read is what counts.
+            }
+        }, "crash-writer-stdout");
+        pump.setDaemon(true);
+        pump.start();
+    }
+
+    /** The next line, or null after {@code timeoutMillis}. */
+    String nextLine(long timeoutMillis) throws InterruptedException {
+        return lines.poll(timeoutMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** SIGKILLs the child, reaps it, and returns the last complete line it printed (or null). */
+    String kill() throws InterruptedException {
+        process.destroyForcibly();
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("crash writer did not die within 30 s of SIGKILL");
+        }
+        pump.join(10_000);
+        String last = null;
+        String l;
+        while ((l = lines.poll()) != null) {
+            last = l;
+        }
+        return last;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            kill();
+        }
+    }
+}
