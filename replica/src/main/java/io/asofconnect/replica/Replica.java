@@ -1,0 +1,288 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.replica.capture.BatchApplier;
+import io.asofconnect.replica.capture.CaptureEngine;
+import io.asofconnect.replica.capture.EngineProperties;
+import io.asofconnect.replica.capture.GapDetector;
+import io.asofconnect.replica.capture.OffsetCodec;
+import io.asofconnect.replica.capture.PgConnector;
+import io.asofconnect.replica.capture.StartupChecks;
+import io.asofconnect.replica.capture.WatermarkProber;
+import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.OpenOutcome;
+import io.asofconnect.replica.store.StoreBackedLookup;
+import io.asofconnect.replica.store.StoreLockedException;
+import io.asofconnect.replica.store.StoreOptions;
+import io.asofconnect.replica.store.VersionStore;
+import io.asofconnect.replica.store.WatermarkTracker;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Stream;
+
+/**
+ * One replica: its store, the capture engine feeding it, the watermark prober, and the lookup over them.
+ * Created and shared through {@link ReplicaRegistry}; {@link #start} runs the start-up checks and fails
+ * fast, and a failure of the engine later is kept for {@link #health()} and retried with a bounded back-off.
+ */
+public final class Replica implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Replica.class);
+    private static final long MAX_BACKOFF_MS = 60_000;
+
+    private final ReplicaConfig config;
+    private final PgConnector pg;
+    private final StartupChecks checks;
+    private final String engineName;
+    private final OffsetCodec offsetCodec;
+    private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
+            new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
+    private final ScheduledExecutorService restarter;
+    private VersionStore store;
+    private WatermarkTracker tracker;
+    private StoreBackedLookup lookup;
+    private BatchApplier applier;
+    private WatermarkProber prober;
+    private volatile CaptureEngine engine;
+    private int restarts;
+
+    private Replica(ReplicaConfig config) {
+        this.config = config;
+        this.pg = new PgConnector(config);
+        this.checks = new StartupChecks(config, pg);
+        this.engineName = EngineProperties.engineName(config);
+        this.offsetCodec = new OffsetCodec(engineName);
+        this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "asof-replica-restart-" + config.name());
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Checks the source, opens (or rebuilds) the store and starts capturing. Throws with the fix on any problem. */
+    static Replica start(ReplicaConfig config) {
+        config.requireDefinition();
+        Replica r = new Replica(config);
+        try {
+            r.open();
+            return r;
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+    }
+
+    private void open() {
+        StartupChecks.SourceState source = checks.run();
+        store = openStore();
+        boolean historyPending;
+        OpenOutcome outcome = store.openOutcome();
+        if (outcome.kind() == OpenOutcome.Kind.REBUILT) {
+            LOG.warn("Replica {}: the store file was unusable ({}) and was rebuilt; a new snapshot follows", config.name(), outcome.reason());
+            historyPending = true;
+        } else if (!store.offsets().isEmpty()) {
+            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
+            if (gap.isPresent()) {
+                if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
+                    throw new ConnectException(GapDetector.failMessage(config, gap.get()));
+                }
+                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
+                store.close();
+                store = null;
+                Path aside = quarantine(config.storeFile());
+                LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
+                store = openStore();
+                historyPending = true;
+            } else {
+                historyPending = store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
+            }
+        } else {
+            // A new store; a slot that already exists has passed changes we will not see, so the snapshot's rows
+            // speak for "now", not for earlier times. The same holds for rows stamped with the snapshot's time.
+            historyPending = source.slot().isPresent() || config.snapshotValidFrom() == ReplicaConfig.SnapshotValidFrom.SNAPSHOT_TIME
+                    || store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
+        }
+        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus()) && store.offsets().isEmpty()) {
+            // A lost slot cannot stream at all; the new snapshot needs a new slot.
+            checks.dropSlot();
+        }
+        source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
+        store.setMeta(GapDetector.META_SLOT, config.slotName());
+        store.setMeta(BatchApplier.META_HISTORY_START_PENDING, Boolean.toString(historyPending));
+        store.commit();
+
+        tracker = new WatermarkTracker(store.watermark());
+        lookup = new StoreBackedLookup(store, tracker, Set.copyOf(config.tables()));
+        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
+        ReplicaRegistry.bindEngineStore(engineName, store);
+        startEngine();
+        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs());
+        prober.start();
+        LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
+                outcome.kind());
+    }
+
+    private VersionStore openStore() {
+        try {
+            Files.createDirectories(config.directory());
+        } catch (IOException e) {
+            throw new ConnectException("replica '" + config.name() + "': cannot create the store directory given by "
+                    + ReplicaConfig.PATH + ": " + e.getMessage(), e);
+        }
+        try {
+            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults());
+        } catch (StoreLockedException e) {
+            throw new ConnectException("replica '" + config.name() + "': " + e.getMessage() + " (" + ReplicaConfig.PATH + ")", e);
+        }
+    }
+
+    private synchronized void startEngine() {
+        engine = new CaptureEngine(engineName, EngineProperties.of(config), (records, committer) -> {
+            applier.handleBatch(records, committer);
+            if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
+                health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
+                restarts = 0;
+            }
+        }, this::onEngineFailure);
+        engine.start();
+    }
+
+    private void onEngineFailure(Throwable error) {
+        if (health.get().state() == ReplicaHealth.State.STOPPED) {
+            return;
+        }
+        long backoff = Math.min(MAX_BACKOFF_MS, 1000L << Math.min(restarts, 6));
+        restarts++;
+        health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "capture engine failed: " + error.getMessage()
+                + "; restarting in " + backoff + " ms", Optional.of(error)));
+        LOG.warn("Replica {}: capture engine failed ({}); restarting in {} ms", config.name(), error.getMessage(), backoff);
+        try {
+            restarter.schedule(this::restart, backoff, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("replica closing, no restart", e);
+        }
+    }
+
+    private synchronized void restart() {
+        if (health.get().state() == ReplicaHealth.State.STOPPED) {
+            return;
+        }
+        Throwable previous = health.get().failure().orElse(null);
+        try {
+            CaptureEngine old = engine;
+            if (old != null) {
+                old.close();
+            }
+            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, checks.sourceState());
+            if (gap.isPresent()) {
+                ConnectException e = new ConnectException(GapDetector.failMessage(config, gap.get()));
+                health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
+                LOG.error("Replica {}: {}", config.name(), e.getMessage());
+                return;
+            }
+            startEngine();
+            health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
+                    + (previous == null ? "an engine failure" : previous.getMessage()), Optional.ofNullable(previous)));
+        } catch (RuntimeException e) {
+            onEngineFailure(e);
+        }
+    }
+
+    /** Moves the store file and its WAL aside, next to it, keeping the bytes for inspection. */
+    private static Path quarantine(Path file) {
+        String base = file.getFileName().toString();
+        Path target = file.resolveSibling(base + ".quarantined-" + System.currentTimeMillis());
+        try (Stream<Path> siblings = Files.list(file.getParent())) {
+            List<Path> wal = siblings.filter(p -> p.getFileName().toString().startsWith(base + ".wal.")).toList();
+            if (Files.exists(file)) {
+                Files.move(file, target, StandardCopyOption.ATOMIC_MOVE);
+            }
+            for (Path w : wal) {
+                Files.move(w, target.resolveSibling(target.getFileName() + w.getFileName().toString().substring(base.length())),
+                        StandardCopyOption.ATOMIC_MOVE);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move the store file " + base + " aside; move or delete it by hand while the"
+                    + " replica is stopped", e);
+        }
+        return target;
+    }
+
+    public ReplicaConfig config() {
+        return config;
+    }
+
+    public VersionLookup lookup() {
+        return lookup;
+    }
+
+    public ReplicaHealth health() {
+        return health.get();
+    }
+
+    /** The store, for tests and tools in this module. */
+    VersionStore store() {
+        return store;
+    }
+
+    @Override
+    public synchronized void close() {
+        health.set(new ReplicaHealth(ReplicaHealth.State.STOPPED, "stopped", Optional.empty()));
+        restarter.shutdownNow();
+        if (prober != null) {
+            prober.close();
+        }
+        if (engine != null) {
+            engine.close();
+        }
+        ReplicaRegistry.unbindEngineStore(engineName);
+        if (tracker != null) {
+            tracker.wakeAll();
+        }
+        if (store != null) {
+            store.close();
+        }
+        if (config.slotDropOnStop() && lookup != null) {
+            dropSlotWhenReleased();
+        }
+        LOG.info("Replica {} stopped", config.name());
+    }
+
+    /** The walsender lets go of the slot shortly after the engine stops; wait for that, bounded. */
+    private void dropSlotWhenReleased() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (true) {
+            Optional<StartupChecks.SlotState> slot = checks.sourceState().slot();
+            if (slot.isEmpty()) {
+                return;
+            }
+            if (!slot.get().active()) {
+                checks.dropSlot();
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                LOG.warn("Replica {}: slot {} still in use 15 s after stop; not dropped", config.name(), config.slotName());
+                return;
+            }
+            try {
+                Thread.sleep(200);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,399 @@
+package io.asofconnect.replica;
+
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.types.Password;
+
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * Every option of a replica, all prefixed {@code replica.}. The transform and the sink embed these keys
+ * into their own {@link ConfigDef} with {@link #addTo(ConfigDef)}.
+ *
+ * <p>Only {@link #NAME} is required by the definition itself: a connector may name a replica that another
+ * connector in the same worker already defined and give nothing else. A connector that defines a replica
+ * must give the connection, tables and slot; {@link #requireDefinition()} checks that.
+ */
+public final class ReplicaConfig extends AbstractConfig {
+
+    public static final String PREFIX = "replica.";
+    public static final String DEBEZIUM_PREFIX = PREFIX + "debezium.";
+
+    public static final String NAME = PREFIX + "name";
+    public static final String HOSTNAME = PREFIX + "database.hostname";
+    public static final String PORT = PREFIX + "database.port";
+    public static final String USER = PREFIX + "database.user";
+    public static final String PASSWORD = PREFIX + "database.password";
+    public static final String DBNAME = PREFIX + "database.dbname";
+    public static final String CONNECT_TIMEOUT_MS = PREFIX + "database.connect.timeout.ms";
+    public static final String TABLES = PREFIX + "tables";
+    public static final String KEY_COLUMNS = PREFIX + "key.columns";
+    public static final String SLOT_NAME = PREFIX + "slot.name";
+    public static final String PUBLICATION_NAME = PREFIX + "publication.name";
+    public static final String PATH = PREFIX + "path";
+    public static final String VALID_FROM = PREFIX + "valid.from";
+    public static final String VALID_FROM_COLUMN = PREFIX + "valid.from.column";
+    public static final String SNAPSHOT_VALID_FROM = PREFIX + "snapshot.valid.from";
+    public static final String HISTORY_RETENTION_MS = PREFIX + "history.retention.ms";
+    public static final String WATERMARK_INTERVAL_MS = PREFIX + "watermark.interval.ms";
+    public static final String WATERMARK_SAFETY_MARGIN_MS = PREFIX + "watermark.safety.margin.ms";
+    public static final String ON_GAP = PREFIX + "on.gap";
+    public static final String SLOT_DROP_ON_STOP = PREFIX + "slot.drop.on.stop";
+
+    /** Where valid-from comes from for streamed changes. */
+    public enum ValidFrom {
+        /** The source transaction's commit time ({@code source.ts_ms}). */
+        COMMIT_TIME,
+        /** The value of {@code replica.valid.from.column} in the row. */
+        COLUMN
+    }
+
+    /** The valid-from given to the rows of a snapshot. */
+    public enum SnapshotValidFrom {
+        /** Valid since {@link io.asofconnect.lookup.Version#BEGINNING_OF_TIME}: every lookup finds them. */
+        BEGINNING_OF_TIME,
+        /** Valid from the time the snapshot read them; history starts at the first watermark after the snapshot. */
+        SNAPSHOT_TIME
+    }
+
+    /** What to do when the stored history cannot be continued from the slot without missing changes. */
+    public enum OnGap {
+        /** Refuse to start, with a message explaining the gap. */
+        FAIL,
+        /** Quarantine the store file, drop the slot and take a new snapshot; history restarts after it. */
+        REBUILD
+    }
+
+    /** Debezium options the replica sets itself; giving them under {@code replica.debezium.} is an error. */
+    static final Set<String> RESERVED_DEBEZIUM_KEYS = Set.of(
+            "connector.class", "name", "slot.name", "publication.name", "table.include.list", "plugin.name",
+            "message.key.columns", "topic.prefix", "database.hostname", "database.port", "database.user",
+            "database.password", "database.dbname", "tombstones.on.delete", "message.prefix.include.list",
+            "publication.autocreate.mode", "lsn.flush.mode");
+
+    private static final Pattern SLOT = Pattern.compile("[a-z0-9_]{1,63}");
+    private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
+    private static final Pattern QUALIFIED_TABLE = Pattern.compile("[^.\\s]+\\.[^.\\s]+");
+
+    private static final EnumValidator<ValidFrom> VALID_FROM_VALUES = EnumValidator.of(ValidFrom.class);
+    private static final EnumValidator<SnapshotValidFrom> SNAPSHOT_VALID_FROM_VALUES = EnumValidator.of(SnapshotValidFrom.class);
+    private static final EnumValidator<OnGap> ON_GAP_VALUES = EnumValidator.of(OnGap.class);
+
+    public static final ConfigDef CONFIG_DEF = addTo(new ConfigDef());
+
+    /** Adds every replica option to {@code def} and returns it. */
+    public static ConfigDef addTo(ConfigDef def) {
+        String g = "Replica";
+        int o = 0;
+        return def
+                .define(NAME, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, patternValidator(REPLICA_NAME, "letters, digits, '_', '.', '-' (at most 100)"),
+                        Importance.HIGH, "The replica's identity in this worker. Connectors that give the same name share one"
+                                + " replica (one slot, one store file); a connector may give only this key to use a replica"
+                                + " that another connector in the worker defines.", g, ++o, ConfigDef.Width.MEDIUM, "Replica name")
+                .define(HOSTNAME, Type.STRING, null, Importance.HIGH,
+                        "Host name of the source Postgres server. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Host")
+                .define(PORT, Type.INT, 5432, ConfigDef.Range.between(1, 65535), Importance.MEDIUM,
+                        "Port of the source Postgres server.", g, ++o, ConfigDef.Width.SHORT, "Port")
+                .define(USER, Type.STRING, null, Importance.HIGH,
+                        "Postgres user; it needs the REPLICATION attribute (or superuser), SELECT on the tables,"
+                                + " and CREATE on the database if the publication does not exist yet.", g, ++o, ConfigDef.Width.MEDIUM, "User")
+                .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
+                        "Password of replica.database.user. Use a config provider reference such as ${file:...} rather than the clear text.",
+                        g, ++o, ConfigDef.Width.MEDIUM, "Password")
+                .define(DBNAME, Type.STRING, null, Importance.HIGH,
+                        "Database that holds the tables. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Database")
+                .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
+                        "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
+                        g, ++o, ConfigDef.Width.SHORT, "Connect timeout")
+                .define(TABLES, Type.LIST, Collections.emptyList(), tablesValidator(), Importance.HIGH,
+                        "Tables to capture, comma-separated, each as schema.table (e.g. public.customers). Required when this"
+                                + " connector defines the replica.", g, ++o, ConfigDef.Width.LONG, "Tables")
+                .define(KEY_COLUMNS, Type.STRING, "", KeyColumns.VALIDATOR, Importance.MEDIUM,
+                        "Key columns for tables without a primary key, as schema.table:col1,col2;schema.other:col. Such tables"
+                                + " also need REPLICA IDENTITY FULL (or USING INDEX) so that updates and deletes carry the key.",
+                        g, ++o, ConfigDef.Width.LONG, "Key columns")
+                .define(SLOT_NAME, Type.STRING, null, nullOr(patternValidator(SLOT, "lower-case letters, digits and '_', at most 63")),
+                        Importance.HIGH, "Name of the logical replication slot this replica owns. Required when this connector defines"
+                                + " the replica; no two replicas may share a slot.", g, ++o, ConfigDef.Width.MEDIUM, "Slot")
+                .define(PUBLICATION_NAME, Type.STRING, null, nullOr(patternValidator(SLOT, "lower-case letters, digits and '_', at most 63")),
+                        Importance.LOW, "Name of the publication. Default: the slot name followed by _pub. Created for exactly the"
+                                + " captured tables if missing.", g, ++o, ConfigDef.Width.MEDIUM, "Publication")
+                .define(PATH, Type.STRING, "", Importance.HIGH,
+                        "Directory of the replica's store file (<replica.name>.mapdb and its write-ahead log). It must be durable and"
+                                + " private to this worker. Default: asof-replica under the worker's working directory (user.dir)."
+                                + " Never point it at a temporary directory: losing the file means a new snapshot and a history that"
+                                + " restarts then.", g, ++o, ConfigDef.Width.LONG, "Store directory")
+                .define(VALID_FROM, Type.STRING, ValidFrom.COMMIT_TIME.name(), VALID_FROM_VALUES, Importance.MEDIUM,
+                        "Where a version's valid-from comes from: COMMIT_TIME (default) the source transaction's commit time;"
+                                + " COLUMN the value of " + VALID_FROM_COLUMN + " (epoch millis, timestamp or timestamptz). One of: "
+                                + VALID_FROM_VALUES + ".", g, ++o, ConfigDef.Width.SHORT, "Valid-from")
+                .define(VALID_FROM_COLUMN, Type.STRING, null, Importance.LOW,
+                        "The column holding valid-from when " + VALID_FROM + "=COLUMN; every captured table must have it.",
+                        g, ++o, ConfigDef.Width.MEDIUM, "Valid-from column")
+                .define(SNAPSHOT_VALID_FROM, Type.STRING, SnapshotValidFrom.BEGINNING_OF_TIME.name(), SNAPSHOT_VALID_FROM_VALUES,
+                        Importance.MEDIUM, "Valid-from of the rows read by the initial snapshot: BEGINNING_OF_TIME (default) makes"
+                                + " them answer lookups for any earlier time (the table's past is unknown; dimension tables are"
+                                + " usually wanted this way); SNAPSHOT_TIME makes them valid from the snapshot and lookups before the"
+                                + " first watermark after it OutOfHistory. One of: " + SNAPSHOT_VALID_FROM_VALUES + ".",
+                        g, ++o, ConfigDef.Width.SHORT, "Snapshot valid-from")
+                .define(HISTORY_RETENTION_MS, Type.LONG, 7L * 24 * 3600 * 1000, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
+                        "How long versions are kept behind the watermark, in milliseconds (default 7 days). Lookups older than the"
+                                + " watermark minus this answer OutOfHistory. Make it longer than the largest event-time lag you replay.",
+                        g, ++o, ConfigDef.Width.SHORT, "Retention")
+                .define(WATERMARK_INTERVAL_MS, Type.LONG, 1000L, ConfigDef.Range.between(10, 3_600_000), Importance.MEDIUM,
+                        "How often the watermark is probed (a logical decoding message through the slot), in milliseconds. It bounds"
+                                + " how far the watermark trails the source and keeps the slot advancing while the tables are idle.",
+                        g, ++o, ConfigDef.Width.SHORT, "Watermark interval")
+                .define(WATERMARK_SAFETY_MARGIN_MS, Type.LONG, 50L, ConfigDef.Range.between(0, 60_000), Importance.LOW,
+                        "Subtracted from each probe's time: a commit takes its timestamp slightly before its WAL record is written,"
+                                + " so a commit stamped just before a probe may still follow it in the WAL.",
+                        g, ++o, ConfigDef.Width.SHORT, "Watermark safety margin")
+                .define(ON_GAP, Type.STRING, OnGap.FAIL.name(), ON_GAP_VALUES, Importance.MEDIUM,
+                        "What to do when the store cannot be continued from the slot without a gap (slot dropped or recreated, WAL"
+                                + " lost, a different server): FAIL (default) refuses to start and says why; REBUILD quarantines the file,"
+                                + " drops the slot and takes a new snapshot, history restarting after it. One of: " + ON_GAP_VALUES + ".",
+                        g, ++o, ConfigDef.Width.SHORT, "On gap")
+                .define(SLOT_DROP_ON_STOP, Type.BOOLEAN, false, Importance.LOW,
+                        "Drop the slot when the last connector using the replica stops. Only for tests and demos: the next start"
+                                + " then finds a gap.", g, ++o, ConfigDef.Width.SHORT, "Drop slot on stop");
+    }
+
+    private final String name;
+    private final String hostname;
+    private final int port;
+    private final String user;
+    private final Password password;
+    private final String dbname;
+    private final long connectTimeoutMs;
+    private final List<String> tables;
+    private final Map<String, List<String>> keyColumns;
+    private final String keyColumnsText;
+    private final String slotName;
+    private final String publicationName;
+    private final Path directory;
+    private final ValidFrom validFrom;
+    private final String validFromColumn;
+    private final SnapshotValidFrom snapshotValidFrom;
+    private final long historyRetentionMs;
+    private final long watermarkIntervalMs;
+    private final long watermarkSafetyMarginMs;
+    private final OnGap onGap;
+    private final boolean slotDropOnStop;
+    private final Map<String, String> debeziumOverrides;
+
+    public ReplicaConfig(Map<String, ?> props) {
+        super(CONFIG_DEF, props, false);
+        name = getString(NAME);
+        hostname = getString(HOSTNAME);
+        port = getInt(PORT);
+        user = getString(USER);
+        password = getPassword(PASSWORD);
+        dbname = getString(DBNAME);
+        connectTimeoutMs = getLong(CONNECT_TIMEOUT_MS);
+        tables = List.copyOf(getList(TABLES));
+        keyColumnsText = getString(KEY_COLUMNS);
+        keyColumns = KeyColumns.parse(KEY_COLUMNS, keyColumnsText);
+        slotName = getString(SLOT_NAME);
+        String pub = getString(PUBLICATION_NAME);
+        publicationName = pub != null ? pub : (slotName == null ? null : slotName + "_pub");
+        String dir = getString(PATH);
+        directory = dir == null || dir.isBlank()
+                ? Path.of(System.getProperty("user.dir"), "asof-replica").toAbsolutePath()
+                : Path.of(dir).toAbsolutePath();
+        validFrom = VALID_FROM_VALUES.parse(VALID_FROM, getString(VALID_FROM));
+        validFromColumn = getString(VALID_FROM_COLUMN);
+        snapshotValidFrom = SNAPSHOT_VALID_FROM_VALUES.parse(SNAPSHOT_VALID_FROM, getString(SNAPSHOT_VALID_FROM));
+        historyRetentionMs = getLong(HISTORY_RETENTION_MS);
+        watermarkIntervalMs = getLong(WATERMARK_INTERVAL_MS);
+        watermarkSafetyMarginMs = getLong(WATERMARK_SAFETY_MARGIN_MS);
+        onGap = ON_GAP_VALUES.parse(ON_GAP, getString(ON_GAP));
+        slotDropOnStop = getBoolean(SLOT_DROP_ON_STOP);
+        debeziumOverrides = debeziumOverrides(originals());
+        if (validFrom == ValidFrom.COLUMN && (validFromColumn == null || validFromColumn.isBlank())) {
+            throw new ConfigException(VALID_FROM_COLUMN, validFromColumn, VALID_FROM + "=COLUMN needs the column name in " + VALID_FROM_COLUMN);
+        }
+        for (String t : keyColumns.keySet()) {
+            if (!tables.isEmpty() && !tables.contains(t)) {
+                throw new ConfigException(KEY_COLUMNS, keyColumnsText, "table '" + t + "' is not in " + TABLES);
+            }
+        }
+    }
+
+    private static Map<String, String> debeziumOverrides(Map<String, Object> originals) {
+        Map<String, String> out = new TreeMap<>();
+        for (Map.Entry<String, Object> e : originals.entrySet()) {
+            if (!e.getKey().startsWith(DEBEZIUM_PREFIX)) {
+                continue;
+            }
+            String key = e.getKey().substring(DEBEZIUM_PREFIX.length());
+            if (RESERVED_DEBEZIUM_KEYS.contains(key) || key.startsWith("offset.storage")) {
+                throw new ConfigException(e.getKey(), "(hidden)", "the replica sets the Debezium option '" + key + "' itself;"
+                        + " remove " + e.getKey() + " and use the replica's own option where there is one"
+                        + " (e.g. " + SLOT_NAME + ", " + TABLES + ", " + PUBLICATION_NAME + ")");
+            }
+            Object v = e.getValue();
+            out.put(key, v instanceof Password p ? p.value() : v == null ? null : v.toString());
+        }
+        return Collections.unmodifiableMap(out);
+    }
+
+    /** Whether these props define a replica, rather than only name one that another connector defines. */
+    public boolean isDefinition() {
+        for (String k : originals().keySet()) {
+            if (k.startsWith(PREFIX) && !k.equals(NAME)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Checks that the options a defining connector must give are there. */
+    public void requireDefinition() {
+        requireSet(HOSTNAME, hostname);
+        requireSet(USER, user);
+        requireSet(DBNAME, dbname);
+        requireSet(SLOT_NAME, slotName);
+        if (tables.isEmpty()) {
+            throw new ConfigException(TABLES, "", "list at least one table to capture, as schema.table, to define replica '" + name + "'");
+        }
+    }
+
+    private void requireSet(String key, String value) {
+        if (value == null || value.isBlank()) {
+            throw new ConfigException(key, value, "is required to define replica '" + name + "' (only " + NAME
+                    + " may be given alone, to share a replica another connector in this worker defines)");
+        }
+    }
+
+    /**
+     * The keys whose values differ between this and {@code other}: compared on the parsed values plus the
+     * Debezium pass-through, so that "5432" and 5432 agree. Returns key names only, never values.
+     */
+    public Set<String> differingKeys(ReplicaConfig other) {
+        Set<String> out = new java.util.TreeSet<>();
+        for (String k : CONFIG_DEF.names()) {
+            Object a = values().get(k);
+            Object b = other.values().get(k);
+            if (!java.util.Objects.equals(comparable(a), comparable(b))) {
+                out.add(k);
+            }
+        }
+        Set<String> dbz = new java.util.TreeSet<>(debeziumOverrides.keySet());
+        dbz.addAll(other.debeziumOverrides.keySet());
+        for (String k : dbz) {
+            if (!java.util.Objects.equals(debeziumOverrides.get(k), other.debeziumOverrides.get(k))) {
+                out.add(DEBEZIUM_PREFIX + k);
+            }
+        }
+        return out;
+    }
+
+    private static Object comparable(Object v) {
+        return v instanceof Password p ? p.value() : v;
+    }
+
+    static boolean isQualifiedTable(String t) {
+        return t != null && QUALIFIED_TABLE.matcher(t).matches();
+    }
+
+    private static ConfigDef.Validator tablesValidator() {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value instanceof List<?> list) {
+                    for (Object t : list) {
+                        if (!isQualifiedTable(String.valueOf(t))) {
+                            throw new ConfigException(name, value, "each table must be written schema.table, e.g. public.customers");
+                        }
+                    }
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "schema.table[,schema.table...]";
+            }
+        };
+    }
+
+    private static ConfigDef.Validator patternValidator(Pattern p, String description) {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value == null || !p.matcher(value.toString()).matches()) {
+                    throw new ConfigException(name, value, "must be " + description);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return description;
+            }
+        };
+    }
+
+    private static ConfigDef.Validator nullOr(ConfigDef.Validator v) {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value != null) {
+                    v.ensureValid(name, value);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return v.toString();
+            }
+        };
+    }
+
+    public String name() { return name; }
+    public String hostname() { return hostname; }
+    public int port() { return port; }
+    public String user() { return user; }
+    /** The password; never log it. Null when none is set. */
+    public Password password() { return password; }
+    public String dbname() { return dbname; }
+    public long connectTimeoutMs() { return connectTimeoutMs; }
+    public List<String> tables() { return tables; }
+    public Map<String, List<String>> keyColumns() { return keyColumns; }
+    public String keyColumnsText() { return keyColumnsText; }
+    public String slotName() { return slotName; }
+    public String publicationName() { return publicationName; }
+    /** The directory holding the store file. */
+    public Path directory() { return directory; }
+    /** The store file. */
+    public Path storeFile() { return directory.resolve(name + ".mapdb"); }
+    public ValidFrom validFrom() { return validFrom; }
+    public String validFromColumn() { return validFromColumn; }
+    public SnapshotValidFrom snapshotValidFrom() { return snapshotValidFrom; }
+    public long historyRetentionMs() { return historyRetentionMs; }
+    public long watermarkIntervalMs() { return watermarkIntervalMs; }
+    public long watermarkSafetyMarginMs() { return watermarkSafetyMarginMs; }
+    public OnGap onGap() { return onGap; }
+    public boolean slotDropOnStop() { return slotDropOnStop; }
+    /** Debezium options given under {@code replica.debezium.}, prefix stripped. */
+    public Map<String, String> debeziumOverrides() { return debeziumOverrides; }
+
+    /** The JDBC URL of the source; carries no credentials. */
+    public String jdbcUrl() {
+        return "jdbc:postgresql://" + hostname + ":" + port + "/" + dbname;
+    }
+
+    /** Names the replica and where it reads from; never the password. */
+    @Override
+    public String toString() {
+        return "ReplicaConfig{name=" + name + ", source=" + hostname + ":" + port + "/" + dbname + ", slot=" + slotName
+                + ", tables=" + tables + "}";
+    }
+}

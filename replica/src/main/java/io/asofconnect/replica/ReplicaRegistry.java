@@ -1,0 +1,139 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.replica.store.VersionStore;
+import org.apache.kafka.common.config.ConfigException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The replicas of this worker JVM, by {@code replica.name}, reference-counted. This is the one static
+ * registry of the plugin, and it must be: every connector and task in a worker that names a replica must
+ * share its one slot and one store file, and Debezium creates our offset store by class name, so it can
+ * only find its store through a static.
+ *
+ * <p>{@link #acquire} starts the replica on first use (running its start-up checks, which throw with the
+ * fix on a misconfiguration) and otherwise shares the running one: either the props define the replica
+ * with the same settings, or they give only {@code replica.name}. Settings that differ are rejected,
+ * naming the keys (never the values); two replicas on one slot are rejected too. The last
+ * {@link ReplicaHandle#close()} stops the replica.
+ */
+public final class ReplicaRegistry {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaRegistry.class);
+
+    private static final Object LOCK = new Object();
+    /** Guarded by {@link #LOCK}. */
+    private static final Map<String, Entry> REPLICAS = new HashMap<>();
+    /** Engine name to store, read by {@link ReplicaOffsetBackingStore}. */
+    private static final Map<String, VersionStore> ENGINE_STORES = new ConcurrentHashMap<>();
+
+    private static final class Entry {
+        final Replica replica;
+        int references;
+
+        Entry(Replica replica) {
+            this.replica = replica;
+        }
+    }
+
+    private ReplicaRegistry() {
+    }
+
+    /**
+     * A handle on the replica named by {@code props}' {@code replica.name}, starting it if it is not running.
+     *
+     * @throws ConfigException  on invalid or conflicting settings
+     * @throws org.apache.kafka.connect.errors.ConnectException when the start-up checks or the store fail
+     */
+    public static ReplicaHandle acquire(Map<String, ?> props) {
+        ReplicaConfig config = new ReplicaConfig(props);
+        synchronized (LOCK) {
+            Entry existing = REPLICAS.get(config.name());
+            if (existing != null) {
+                if (config.isDefinition()) {
+                    Set<String> differing = config.differingKeys(existing.replica.config());
+                    if (!differing.isEmpty()) {
+                        throw new ConfigException("replica '" + config.name() + "' is already running in this worker with other"
+                                + " settings for " + differing + "; give identical settings, or only " + ReplicaConfig.NAME
+                                + " to share it, or choose another " + ReplicaConfig.NAME);
+                    }
+                }
+                existing.references++;
+                return new ReplicaHandle(existing.replica);
+            }
+            if (!config.isDefinition()) {
+                throw new ConfigException(ReplicaConfig.NAME, config.name(), "no replica of this name runs in this worker yet, and"
+                        + " these settings do not define it; give the replica's settings (" + ReplicaConfig.HOSTNAME + ", "
+                        + ReplicaConfig.DBNAME + ", " + ReplicaConfig.USER + ", " + ReplicaConfig.TABLES + ", " + ReplicaConfig.SLOT_NAME
+                        + ", ...) here, or start the connector that defines it first");
+            }
+            config.requireDefinition();
+            for (Entry other : REPLICAS.values()) {
+                ReplicaConfig o = other.replica.config();
+                if (o.slotName().equals(config.slotName()) && o.hostname().equals(config.hostname()) && o.port() == config.port()
+                        && o.dbname().equals(config.dbname())) {
+                    throw new ConfigException(ReplicaConfig.SLOT_NAME, config.slotName(), "replica '" + o.name()
+                            + "' already uses this slot on " + config.hostname() + ":" + config.port() + "/" + config.dbname()
+                            + "; two replicas cannot share a slot: give replica '" + config.name() + "' its own slot, or use"
+                            + " replica.name=" + o.name() + " to share that replica");
+                }
+                if (o.storeFile().equals(config.storeFile())) {
+                    throw new ConfigException(ReplicaConfig.PATH, o.directory().toString(), "replica '" + o.name()
+                            + "' already uses this store file");
+                }
+            }
+            Replica replica = Replica.start(config);
+            Entry e = new Entry(replica);
+            e.references = 1;
+            REPLICAS.put(config.name(), e);
+            return new ReplicaHandle(replica);
+        }
+    }
+
+    static void release(Replica replica) {
+        Replica toClose = null;
+        synchronized (LOCK) {
+            Entry e = REPLICAS.get(replica.config().name());
+            if (e == null || e.replica != replica) {
+                return;
+            }
+            if (--e.references == 0) {
+                REPLICAS.remove(replica.config().name());
+                toClose = replica;
+            }
+        }
+        if (toClose != null) {
+            LOG.info("Last user of replica {} released it; stopping", toClose.config().name());
+            toClose.close();
+        }
+    }
+
+    /** How many handles are open on the replica of this name (0 when it is not running). */
+    public static int references(String name) {
+        synchronized (LOCK) {
+            Entry e = REPLICAS.get(name);
+            return e == null ? 0 : e.references;
+        }
+    }
+
+    static void bindEngineStore(String engineName, VersionStore store) {
+        ENGINE_STORES.put(engineName, store);
+    }
+
+    static void unbindEngineStore(String engineName) {
+        ENGINE_STORES.remove(engineName);
+    }
+
+    static VersionStore engineStore(String engineName) {
+        VersionStore s = ENGINE_STORES.get(engineName);
+        if (s == null) {
+            throw new IllegalStateException("no version store is bound for capture engine '" + engineName + "'; the offset store"
+                    + " " + ReplicaOffsetBackingStore.class.getName() + " works only inside a replica started by ReplicaRegistry");
+        }
+        return s;
+    }
+}

@@ -1,0 +1,186 @@
+package io.asofconnect.replica.capture;
+
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.store.VersionStore;
+import io.asofconnect.replica.store.WatermarkTracker;
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+/**
+ * The engine's batch consumer: applies a batch's row changes to the store, records the batch's source
+ * offsets and the watermark its probes reached, commits all of it at once, and only then tells the engine
+ * the records are processed (which lets it flush the LSN to the server). A crash before the commit replays
+ * the batch; a crash after it resumes from the committed offsets. Replays are absorbed because a version
+ * is keyed by its source position.
+ */
+public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
+    private static final Logger LOG = LoggerFactory.getLogger(BatchApplier.class);
+    /** Meta key: set while the history start still has to be raised to the first watermark after a snapshot. */
+    public static final String META_HISTORY_START_PENDING = "replica.history.start.pending";
+
+    private final VersionStore store;
+    private final WatermarkTracker tracker;
+    private final ChangeEventMapper mapper;
+    private final OffsetCodec offsets;
+    private final String probePrefix;
+    private final long safetyMarginMs;
+    private final long retentionMs;
+    private final LongSupplier clock;
+    private final long pruneEveryMs;
+    private long lastPrune;
+    private long snapshotRecords;
+    private long changeRecords;
+
+    public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
+        this.store = store;
+        this.tracker = tracker;
+        this.mapper = new ChangeEventMapper(config);
+        this.offsets = offsets;
+        this.probePrefix = WatermarkProber.prefixFor(config.name());
+        this.safetyMarginMs = config.watermarkSafetyMarginMs();
+        this.retentionMs = config.historyRetentionMs();
+        this.clock = clock;
+        // Pruning is cheap relative to retention; a tenth of it, between 1 s and 1 min, keeps the file lean.
+        this.pruneEveryMs = Math.max(1000, Math.min(60_000, retentionMs / 10));
+        this.lastPrune = clock.getAsLong();
+    }
+
+    @Override
+    public void handleBatch(List<RecordChangeEvent<SourceRecord>> records, DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
+            throws InterruptedException {
+        long watermark = store.watermark();
+        Map<Map<String, ?>, Map<String, ?>> lastOffsets = new LinkedHashMap<>();
+        Map<String, Integer> ordinals = new HashMap<>();
+        try {
+            for (RecordChangeEvent<SourceRecord> event : records) {
+                SourceRecord r = event.record();
+                if (ChangeEventMapper.isRowChange(r)) {
+                    apply(r, ordinals);
+                } else {
+                    long probe = probeTime(r);
+                    if (probe != Long.MIN_VALUE) {
+                        watermark = Math.max(watermark, probe - safetyMarginMs);
+                    }
+                }
+                if (r.sourcePartition() != null && r.sourceOffset() != null) {
+                    lastOffsets.put(r.sourcePartition(), r.sourceOffset());
+                }
+            }
+            for (Map.Entry<Map<String, ?>, Map<String, ?>> e : lastOffsets.entrySet()) {
+                store.putOffset(offsets.key(e.getKey()), offsets.value(e.getValue()));
+            }
+            if (watermark > store.watermark()) {
+                store.setWatermark(watermark);
+                if (store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false)) {
+                    // Rows of a snapshot taken now reflect the source as of now, not as of earlier times.
+                    store.setHistoryStart(watermark);
+                    store.setMeta(META_HISTORY_START_PENDING, "false");
+                    LOG.info("History of the replica starts at {} (first watermark after the snapshot)", watermark);
+                }
+            }
+            maybePrune(watermark);
+            store.commit();
+        } catch (RuntimeException e) {
+            store.rollback();
+            throw e;
+        }
+        tracker.advanceTo(watermark);
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            committer.markProcessed(event);
+        }
+        committer.markBatchFinished();
+    }
+
+    private void apply(SourceRecord r, Map<String, Integer> ordinals) {
+        Struct value = (Struct) r.value();
+        Struct source = value.getStruct("source");
+        Long lsn = source.getInt64("lsn");
+        // Changes of one key at one LSN (rare) are told apart by their order in the batch.
+        String slot = source.getString("schema") + "." + source.getString("table") + "\u0000" + lsn + "\u0000"
+                + java.util.Base64.getEncoder().encodeToString(keyBytes(r));
+        int ordinal = ordinals.merge(slot, 1, Integer::sum) - 1;
+        ChangeEventMapper.Change c = mapper.map(r, ordinal, store);
+        store.put(c.table(), c.key(), c.version());
+        if (c.snapshot()) {
+            snapshotRecords++;
+        } else {
+            changeRecords++;
+        }
+    }
+
+    private static byte[] keyBytes(SourceRecord r) {
+        if (!(r.key() instanceof Struct k)) {
+            return new byte[0];
+        }
+        java.util.List<Object> parts = new java.util.ArrayList<>();
+        for (org.apache.kafka.connect.data.Field f : k.schema().fields()) {
+            parts.add(k.get(f) == null ? "" : k.get(f));
+        }
+        return RowKey.of(parts).encoded();
+    }
+
+    /** The probe time carried by one of our logical decoding messages, or {@link Long#MIN_VALUE}. */
+    private long probeTime(SourceRecord r) {
+        if (!(r.value() instanceof Struct v) || v.schema().field("message") == null || !"m".equals(v.getString("op"))) {
+            return Long.MIN_VALUE;
+        }
+        Struct m = v.getStruct("message");
+        if (m == null || !probePrefix.equals(m.getString("prefix"))) {
+            return Long.MIN_VALUE;
+        }
+        Object content = m.get("content");
+        String text;
+        if (content instanceof byte[] b) {
+            text = new String(b, StandardCharsets.UTF_8);
+        } else if (content instanceof ByteBuffer bb) {
+            ByteBuffer d = bb.duplicate();
+            byte[] b = new byte[d.remaining()];
+            d.get(b);
+            text = new String(b, StandardCharsets.UTF_8);
+        } else {
+            return Long.MIN_VALUE;
+        }
+        try {
+            return Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            LOG.warn("Ignoring a watermark message with prefix {} whose content is not epoch millis", probePrefix);
+            return Long.MIN_VALUE;
+        }
+    }
+
+    private void maybePrune(long watermark) {
+        long now = clock.getAsLong();
+        if (watermark == Long.MIN_VALUE || now - lastPrune < pruneEveryMs) {
+            return;
+        }
+        lastPrune = now;
+        long horizon = watermark - retentionMs;
+        if (horizon > store.historyStart()) {
+            long removed = store.prune(horizon);
+            LOG.debug("Retention pruned {} versions before {}", removed, horizon);
+        }
+    }
+
+    /** Snapshot rows applied since this applier was created (counting replays). */
+    public long snapshotRecords() {
+        return snapshotRecords;
+    }
+
+    /** Streamed changes applied since this applier was created (counting replays). */
+    public long changeRecords() {
+        return changeRecords;
+    }
+}

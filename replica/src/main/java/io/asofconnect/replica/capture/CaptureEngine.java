@@ -1,0 +1,108 @@
+package io.asofconnect.replica.capture;
+
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.debezium.embedded.Connect;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * One run of the embedded Debezium engine on its own thread. Inside a Connect worker our classes live in a
+ * plugin class loader while Debezium loads the connector, converters and our offset store by name, so the
+ * engine is built and run with that loader as the thread's context class loader.
+ */
+public final class CaptureEngine implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(CaptureEngine.class);
+
+    private final String name;
+    private final DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+    private final Thread thread;
+    private final CountDownLatch finished = new CountDownLatch(1);
+    private volatile boolean closing;
+
+    /**
+     * @param onFailure called once, on the engine thread, if the engine stops with an error while not being
+     *                  closed
+     */
+    public CaptureEngine(String name, Properties props, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer,
+                         Consumer<Throwable> onFailure) {
+        this.name = name;
+        ClassLoader ours = CaptureEngine.class.getClassLoader();
+        this.engine = withContextLoader(ours, () -> DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                .using(props)
+                .using(ours)
+                .notifying(consumer)
+                .using((DebeziumEngine.CompletionCallback) (success, message, error) -> {
+                    if (!success && !closing) {
+                        Throwable cause = error != null ? error : new IllegalStateException(message);
+                        LOG.warn("Capture engine of replica {} stopped: {}", name, message);
+                        onFailure.accept(cause);
+                    }
+                })
+                .build());
+        this.thread = new Thread(() -> {
+            try {
+                withContextLoader(ours, () -> {
+                    engine.run();
+                    return null;
+                });
+            } finally {
+                finished.countDown();
+            }
+        }, "asof-replica-engine-" + name);
+        thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+        LOG.info("Capture engine of replica {} started", name);
+    }
+
+    /** Whether the engine thread ended. */
+    public boolean isFinished() {
+        return finished.getCount() == 0;
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        try {
+            engine.close();
+        } catch (IOException e) {
+            LOG.warn("Closing the capture engine of replica {} failed", name, e);
+        }
+        try {
+            if (thread.isAlive() && !finished.await(60, TimeUnit.SECONDS)) {
+                LOG.warn("Capture engine of replica {} did not stop within 60 s; interrupting it", name);
+                thread.interrupt();
+                finished.await(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info("Capture engine of replica {} stopped", name);
+    }
+
+    private interface Action<T> {
+        T run();
+    }
+
+    private static <T> T withContextLoader(ClassLoader loader, Action<T> action) {
+        Thread t = Thread.currentThread();
+        ClassLoader previous = t.getContextClassLoader();
+        t.setContextClassLoader(loader);
+        try {
+            return action.run();
+        } finally {
+            t.setContextClassLoader(previous);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.asofconnect.replica.capture;
+
+import io.asofconnect.replica.ReplicaConfig;
+
+import java.util.Properties;
+import java.util.stream.Collectors;
+
+/**
+ * The Debezium engine and Postgres connector properties of a replica. Choices fixed here, and why:
+ * {@code decimal.handling.mode=precise} so numerics round-trip exactly as {@code BigDecimal};
+ * {@code time.precision.mode=adaptive_time_microseconds} so timestamps keep their microseconds (Connect's
+ * own types would cut them to millis); {@code snapshot.mode=initial} so a store without offsets starts with
+ * a snapshot and a store with them resumes; {@code tombstones.on.delete=false} since a delete is already a
+ * tombstone version; {@code offset.flush.interval.ms=0} so the LSN is confirmed to the server after every
+ * batch (our offsets are durable with the batch anyway).
+ */
+public final class EngineProperties {
+    public static final String OFFSET_STORE_CLASS = "io.asofconnect.replica.ReplicaOffsetBackingStore";
+
+    private EngineProperties() {
+    }
+
+    /** The engine's name: the namespace of its offsets, and how our offset store finds the replica. */
+    public static String engineName(ReplicaConfig config) {
+        return config.name();
+    }
+
+    public static Properties of(ReplicaConfig config) {
+        Properties p = new Properties();
+        // Pass-through first, so that the options we control always win (ReplicaConfig rejects them anyway).
+        config.debeziumOverrides().forEach((k, v) -> {
+            if (v != null) {
+                p.setProperty(k, v);
+            }
+        });
+        p.putIfAbsent("snapshot.mode", "initial");
+        p.putIfAbsent("decimal.handling.mode", "precise");
+        p.putIfAbsent("time.precision.mode", "adaptive_time_microseconds");
+        p.putIfAbsent("heartbeat.interval.ms", "10000");
+        p.putIfAbsent("offset.flush.interval.ms", "0");
+        p.putIfAbsent("errors.max.retries", "-1");
+
+        p.setProperty("name", engineName(config));
+        p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+        p.setProperty("offset.storage", OFFSET_STORE_CLASS);
+        p.setProperty("topic.prefix", topicPrefix(config.name()));
+        p.setProperty("database.hostname", config.hostname());
+        p.setProperty("database.port", Integer.toString(config.port()));
+        p.setProperty("database.user", config.user());
+        if (config.password() != null) {
+            p.setProperty("database.password", config.password().value());
+        }
+        p.setProperty("database.dbname", config.dbname());
+        p.setProperty("plugin.name", "pgoutput");
+        p.setProperty("slot.name", config.slotName());
+        p.setProperty("publication.name", config.publicationName());
+        p.setProperty("publication.autocreate.mode", "filtered");
+        p.setProperty("table.include.list", config.tables().stream().map(EngineProperties::exact).collect(Collectors.joining(",")));
+        if (!config.keyColumns().isEmpty()) {
+            p.setProperty("message.key.columns", config.keyColumnsText());
+        }
+        p.setProperty("tombstones.on.delete", "false");
+        p.setProperty("message.prefix.include.list", exact(WatermarkProber.prefixFor(config.name())));
+        // Only the connector flushes LSNs, and only after our commit: the driver must not confirm on its own.
+        p.setProperty("lsn.flush.mode", "connector");
+        return p;
+    }
+
+    /** Debezium's include lists are regular expressions: match exactly this name. */
+    static String exact(String name) {
+        StringBuilder sb = new StringBuilder();
+        for (char ch : name.toCharArray()) {
+            if ("\\^$.|?*+()[]{}".indexOf(ch) >= 0) {
+                sb.append('\\');
+            }
+            sb.append(ch);
+        }
+        return sb.toString();
+    }
+
+    static String topicPrefix(String replicaName) {
+        return "asof_" + replicaName.replaceAll("[^A-Za-z0-9_]", "_");
+    }
+}

@@ -1,0 +1,104 @@
+package io.asofconnect.replica.capture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Writes a non-transactional logical decoding message through the source's WAL at a fixed interval. Logical
+ * decoding delivers such a message at its WAL position, after every transaction whose commit record
+ * precedes it, so when the engine hands it to us, every transaction committed before the message's time
+ * (less a safety margin) has been delivered. This is what advances the watermark, and it also moves the
+ * slot forward while the captured tables are idle.
+ */
+public final class WatermarkProber implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(WatermarkProber.class);
+    /** Epoch millis, computed by the server so the probe and the commit timestamps share one clock. */
+    private static final String EMIT = "SELECT pg_logical_emit_message(false, ?, floor(extract(epoch from clock_timestamp()) * 1000)::bigint::text)";
+
+    private final PgConnector connector;
+    private final String prefix;
+    private final long intervalMs;
+    private final ScheduledExecutorService timer;
+    private Connection connection;
+    private volatile String lastError;
+
+    public WatermarkProber(PgConnector connector, String replicaName, long intervalMs) {
+        this.connector = connector;
+        this.prefix = prefixFor(replicaName);
+        this.intervalMs = intervalMs;
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "asof-replica-watermark-" + replicaName);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** The message prefix that marks this replica's probes. */
+    public static String prefixFor(String replicaName) {
+        return "asof-connect.watermark." + replicaName;
+    }
+
+    public void start() {
+        timer.scheduleWithFixedDelay(this::probe, 0, intervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The last probe's error, or null when the last probe went through. */
+    public String lastError() {
+        return lastError;
+    }
+
+    private void probe() {
+        try {
+            if (connection == null || connection.isClosed()) {
+                connection = connector.open("watermark prober");
+                connection.setAutoCommit(true);
+            }
+            try (PreparedStatement ps = connection.prepareStatement(EMIT)) {
+                ps.setString(1, prefix);
+                ps.setQueryTimeout((int) Math.max(1, intervalMs / 1000 * 5));
+                ps.execute();
+            }
+            if (lastError != null) {
+                LOG.info("Watermark probes for {} go through again", prefix);
+            }
+            lastError = null;
+        } catch (SQLException | RuntimeException e) {
+            if (lastError == null) {
+                LOG.warn("Watermark probe for {} failed, retrying every {} ms: {}", prefix, intervalMs, e.getMessage());
+            }
+            lastError = e.getMessage();
+            closeConnection();
+        }
+    }
+
+    private void closeConnection() {
+        if (connection != null) {
+            try {
+                connection.close();
+            } catch (SQLException e) {
+                LOG.debug("closing the prober connection failed", e);
+            }
+            connection = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        try {
+            if (!timer.awaitTermination(10, TimeUnit.SECONDS)) {
+                LOG.warn("Watermark prober for {} did not stop within 10 s", prefix);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        closeConnection();
+    }
+}
