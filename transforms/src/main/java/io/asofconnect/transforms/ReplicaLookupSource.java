@@ -1,19 +1,31 @@
 package io.asofconnect.transforms;
 
-import org.apache.kafka.common.config.ConfigException;
+import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.replica.ReplicaHandle;
+import io.asofconnect.replica.ReplicaRegistry;
 
 import java.util.Map;
 
 /**
- * The worker's shared replicas ({@code io.asofconnect.replica.ReplicaRegistry}) as a {@link LookupSource}:
- * the only place the transform touches the replica module's lifecycle.
+ * The worker's shared replicas ({@link ReplicaRegistry}) as a {@link LookupSource}: the only place the
+ * transform touches the replica module's lifecycle. Each configured transform instance holds one handle;
+ * the replica stops when its last holder, transform or sink, releases it.
  */
 final class ReplicaLookupSource implements LookupSource {
 
     @Override
     public Lease acquire(Map<String, ?> props) {
-        // ReplicaRegistry is being written in the replica module; until it lands this fails loudly at configure time.
-        throw new ConfigException("the replica registry (io.asofconnect.replica.ReplicaRegistry) is not part of this"
-                + " build yet, so AsOfEnrich cannot acquire a replica");
+        ReplicaHandle handle = ReplicaRegistry.acquire(props);
+        return new Lease() {
+            @Override
+            public VersionLookup lookup() {
+                return handle;
+            }
+
+            @Override
+            public void close() {
+                handle.close();
+            }
+        };
     }
 }
