@@ -61,7 +61,10 @@ public final class ManagedProcess implements AutoCloseable {
     public static ManagedProcess start(String name, List<String> command, Path logFile) {
         try {
             Files.createDirectories(logFile.getParent());
+            // Each process runs in its log's directory: files it puts under user.dir (the replica's store by
+            // default) stay private to it, as on separate machines.
             ProcessBuilder builder = new ProcessBuilder(command)
+                    .directory(logFile.getParent().toFile())
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
             builder.environment().remove("CLASSPATH");

@@ -1,0 +1,73 @@
+package io.asofconnect.it;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import io.asofconnect.it.harness.ConfigTemplates;
+import io.asofconnect.it.harness.ConnectWorker;
+import io.asofconnect.it.harness.FreePorts;
+import io.asofconnect.it.harness.JsonEvents;
+import io.asofconnect.it.harness.KafkaBroker;
+import io.asofconnect.it.harness.PluginInstaller;
+import io.asofconnect.it.harness.PostgresServer;
+import io.asofconnect.it.harness.PrintLogsOnFailure;
+import io.asofconnect.it.harness.TestPaths;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The whole product on real parts: source Postgres with {@code users}, page views on a two-partition topic
+ * interleaved with plan changes, the sink (enrichment hosted in it, config from
+ * {@code config-examples/distributed/page-views-enriched-sink.json}) on a distributed worker, target Postgres.
+ */
+@ExtendWith(PrintLogsOnFailure.class)
+class EndToEndIT {
+
+    static final String CONNECTOR = "page-views-enriched";
+
+    private static PostgresServer postgres;
+    private static KafkaBroker broker;
+    private static ConnectWorker worker;
+    private static Path work;
+
+    @BeforeAll
+    static void start() {
+        work = TestPaths.workDir("end-to-end");
+        Path plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
+        postgres = PostgresServer.start(work, "pg");
+        broker = KafkaBroker.start(work);
+        Map<String, String> props = ConnectWorker.distributedProperties(broker, "e2e", plugins, FreePorts.pick());
+        worker = ConnectWorker.distributed("worker-1", work, props);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (worker != null) {
+            worker.close();
+        }
+        if (broker != null) {
+            broker.close();
+        }
+        if (postgres != null) {
+            postgres.close();
+        }
+    }
+
+    @Test
+    void everyEventLandsOnceJoinedWithThePlanValidAtItsTime() throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 5);
+        scenario.createSourceAndTopic(2);
+        Map<String, String> config = ConfigTemplates.connectorConfig("distributed/page-views-enriched-sink.json",
+                scenario.placeholders(work.resolve("secrets")));
+        worker.rest().putConnectorConfig(CONNECTOR, config);
+        worker.rest().awaitRunning(CONNECTOR, 2, Duration.ofSeconds(90));
+
+        try (JsonEvents producer = new JsonEvents(broker)) {
+            scenario.produceInterleaved(producer, 12, 10);
+        }
+        scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
+    }
+}
