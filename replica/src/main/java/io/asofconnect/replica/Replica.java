@@ -233,6 +233,11 @@ public final class Replica implements AutoCloseable {
         return health.get();
     }
 
+    /** Snapshot rows applied by this run of the replica (0 after a restart that resumed without a snapshot). */
+    long snapshotRecordsApplied() {
+        return applier == null ? 0 : applier.snapshotRecords();
+    }
+
     /** The store, for tests and tools in this module. */
     VersionStore store() {
         return store;

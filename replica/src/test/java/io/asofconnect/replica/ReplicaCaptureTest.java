@@ -111,4 +111,198 @@ class ReplicaCaptureTest {
         }
         assertThat(ReplicaRegistry.references("basic")).isZero();
     }
+
+    private static Struct row(LookupResult r) {
+        assertThat(r).isInstanceOf(LookupResult.Found.class);
+        return ((LookupResult.Found) r).version().row();
+    }
+
+    @Test
+    void commonTypesRoundTripAndCompositeKeys() throws Exception {
+        db.exec("CREATE TABLE public.typed (region text, id bigint, i2 smallint, i4 int, f4 real, f8 double precision,"
+                + " num numeric(20,6), num_free numeric, txt text, flag boolean, d date, ts timestamp, tstz timestamptz, u uuid,"
+                + " j json, jb jsonb, b bytea, arr int[], tarr text[], nothing text, PRIMARY KEY (region, id))");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("typed", "typed_slot", dir, "public.typed"))) {
+            catchUp(h);
+            db.exec("INSERT INTO public.typed VALUES ('eu-ö', 9000000000, 7, -42, 1.5, 2.25, 12345678901234.123456, 0.1000,"
+                    + " 'grüße – 日本語 \u00e9', true, '2024-02-29', '2024-02-29 13:14:15.123456', '2024-02-29 13:14:15.654321+02',"
+                    + " 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '{\"a\": 1}', '{\"b\": [1, 2]}', '\\x00ff10', '{1,2,NULL}',"
+                    + " '{x,\"y z\"}', NULL)");
+            catchUp(h);
+            Struct r = row(h.current("public.typed", RowKey.of("eu-ö", 9000000000L)));
+            assertThat(r.getInt16("i2")).isEqualTo((short) 7);
+            assertThat(r.getInt32("i4")).isEqualTo(-42);
+            assertThat(r.getFloat32("f4")).isEqualTo(1.5f);
+            assertThat(r.getFloat64("f8")).isEqualTo(2.25);
+            assertThat((java.math.BigDecimal) r.get("num")).isEqualTo(new java.math.BigDecimal("12345678901234.123456"));
+            // An unconstrained numeric arrives as Debezium's VariableScaleDecimal (scale + unscaled bytes): still exact.
+            Struct free = r.getStruct("num_free");
+            assertThat(new java.math.BigDecimal(new java.math.BigInteger(free.getBytes("value")), free.getInt32("scale")))
+                    .isEqualByComparingTo("0.1");
+            assertThat(r.getString("txt")).isEqualTo("grüße – 日本語 é");
+            assertThat(r.getBoolean("flag")).isTrue();
+            assertThat(r.getInt32("d")).isEqualTo((int) java.time.LocalDate.of(2024, 2, 29).toEpochDay());
+            assertThat(r.getInt64("ts")).isEqualTo(java.time.LocalDateTime.of(2024, 2, 29, 13, 14, 15, 123456000)
+                    .toEpochSecond(java.time.ZoneOffset.UTC) * 1_000_000 + 123456);
+            assertThat(java.time.OffsetDateTime.parse(r.getString("tstz")).toInstant())
+                    .isEqualTo(java.time.OffsetDateTime.parse("2024-02-29T13:14:15.654321+02:00").toInstant());
+            assertThat(r.getString("u")).isEqualTo("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+            assertThat(r.getString("j")).isEqualTo("{\"a\": 1}");
+            assertThat(r.getString("jb")).isEqualTo("{\"b\": [1, 2]}");
+            Object b = r.get("b");
+            byte[] bytes = b instanceof java.nio.ByteBuffer bb ? java.util.Arrays.copyOfRange(bb.array(), bb.position(), bb.limit()) : (byte[]) b;
+            assertThat(bytes).containsExactly(0x00, 0xff, 0x10);
+            assertThat(r.getArray("arr")).containsExactly(1, 2, null);
+            assertThat(r.getArray("tarr")).containsExactly("x", "y z");
+            assertThat(r.get("nothing")).isNull();
+            // The composite key is (region, id), in key-column order; a differently typed id finds the same row.
+            assertThat(h.current("public.typed", RowKey.of("eu-ö", new java.math.BigDecimal("9000000000"))))
+                    .isInstanceOf(LookupResult.Found.class);
+            assertThat(h.current("public.typed", RowKey.of("eu-o", 9000000000L))).isInstanceOf(LookupResult.Absent.class);
+        }
+    }
+
+    @Test
+    void schemaChangesKeepOldVersionsInTheirOldShape() throws Exception {
+        db.exec("CREATE TABLE public.evolving (id int PRIMARY KEY, a text, gone text)",
+                "INSERT INTO public.evolving VALUES (1, 'a0', 'g0')");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("evolving", "evolving_slot", dir, "public.evolving"))) {
+            catchUp(h);
+            long t1 = db.commit("UPDATE public.evolving SET a = 'a1' WHERE id = 1");
+            long t2 = db.commit("ALTER TABLE public.evolving ADD COLUMN added int", "UPDATE public.evolving SET added = 5 WHERE id = 1");
+            long t3 = db.commit("ALTER TABLE public.evolving DROP COLUMN gone", "UPDATE public.evolving SET a = 'a3' WHERE id = 1");
+            catchUp(h);
+            Struct v1 = row(h.asOf("public.evolving", RowKey.of(1), t1));
+            assertThat(v1.getString("a")).isEqualTo("a1");
+            assertThat(v1.schema().field("added")).isNull();
+            assertThat(v1.getString("gone")).isEqualTo("g0");
+            Struct v2 = row(h.asOf("public.evolving", RowKey.of(1), t2));
+            assertThat(v2.getInt32("added")).isEqualTo(5);
+            assertThat(v2.getString("gone")).isEqualTo("g0");
+            Struct v3 = row(h.asOf("public.evolving", RowKey.of(1), t3));
+            assertThat(v3.schema().field("gone")).isNull();
+            assertThat(v3.getString("a")).isEqualTo("a3");
+            assertThat(v3.getInt32("added")).isEqualTo(5);
+            assertThat(row(h.asOf("public.evolving", RowKey.of(1), t1 - 1)).getString("a")).isEqualTo("a0");
+        }
+    }
+
+    @Test
+    void restartResumesFromTheStoreWithoutASecondSnapshot() throws Exception {
+        db.exec("CREATE TABLE public.resume (id int PRIMARY KEY, v int)",
+                "INSERT INTO public.resume SELECT g, 0 FROM generate_series(1, 50) g");
+        Map<String, Object> props = db.props("resume", "resume_slot", dir, "public.resume");
+        List<Version> before;
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(50);
+            db.commit("UPDATE public.resume SET v = 1 WHERE id = 7");
+            catchUp(h);
+            before = h.replica().store().history("public.resume", RowKey.of(7));
+            assertThat(before).hasSize(2);
+        }
+        String flushedAfterFirstRun = db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'resume_slot'");
+        long whileStopped = db.commit("UPDATE public.resume SET v = 2 WHERE id = 7");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            assertThat(h.replica().snapshotRecordsApplied()).as("no second snapshot").isZero();
+            List<Version> after = h.replica().store().history("public.resume", RowKey.of(7));
+            assertThat(after).hasSize(3);
+            assertThat(after.subList(0, 2)).extracting(Version::id).isEqualTo(before.stream().map(Version::id).toList());
+            assertThat(after.get(2).validFrom()).isEqualTo(whileStopped);
+            assertThat(after.get(2).row().getInt32("v")).isEqualTo(2);
+            // The server's slot moves on once our commit is through (the engine confirms after its offset flush).
+            String flushedNow = db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'resume_slot'");
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> io.asofconnect.replica.capture.StartupChecks.parseLsn(
+                    db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'resume_slot'"))
+                    > io.asofconnect.replica.capture.StartupChecks.parseLsn(flushedAfterFirstRun));
+            assertThat(flushedNow).isNotNull();
+        }
+    }
+
+    @Test
+    void watermarkAdvancesWhileTablesAreIdleAndTheSlotKeepsUp() throws Exception {
+        db.exec("CREATE TABLE public.idle (id int PRIMARY KEY)", "CREATE TABLE public.busy_other (id serial PRIMARY KEY, x int)");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("idle", "idle_slot", dir, "public.idle"))) {
+            catchUp(h);
+            long w1 = h.watermark();
+            String lsn1 = db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'idle_slot'");
+            for (int i = 0; i < 20; i++) {
+                db.exec("INSERT INTO public.busy_other (x) VALUES (" + i + ")");
+            }
+            long target = System.currentTimeMillis() + 500;
+            assertThat(h.awaitWatermark(target, Duration.ofSeconds(30))).isTrue();
+            assertThat(h.watermark()).isGreaterThan(w1);
+            assertThat(h.awaitWatermark(Long.MAX_VALUE, Duration.ofMillis(300))).isFalse();
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> io.asofconnect.replica.capture.StartupChecks.parseLsn(
+                    db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'idle_slot'"))
+                    > io.asofconnect.replica.capture.StartupChecks.parseLsn(lsn1));
+        }
+    }
+
+    @Test
+    void tableWithoutPrimaryKeyUsesTheConfiguredKeyColumns() throws Exception {
+        db.exec("CREATE TABLE public.nopk (code text NOT NULL, sub int NOT NULL, v text)",
+                "ALTER TABLE public.nopk REPLICA IDENTITY FULL", "INSERT INTO public.nopk VALUES ('a', 1, 'x')");
+        Map<String, Object> props = db.props("nopk", "nopk_slot", dir, "public.nopk");
+        props.put(ReplicaConfig.KEY_COLUMNS, "public.nopk:code,sub");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            long t = db.commit("UPDATE public.nopk SET v = 'y' WHERE code = 'a'");
+            long d = db.commit("DELETE FROM public.nopk WHERE code = 'a'");
+            catchUp(h);
+            assertThat(row(h.asOf("public.nopk", RowKey.of("a", 1), t)).getString("v")).isEqualTo("y");
+            assertThat(h.asOf("public.nopk", RowKey.of("a", 1), d)).isInstanceOf(LookupResult.Absent.class);
+        }
+    }
+
+    @Test
+    void registrySharesByNameAndRejectsConflicts() throws Exception {
+        db.exec("CREATE TABLE public.shared (id int PRIMARY KEY)");
+        Map<String, Object> props = db.props("shared", "shared_slot", dir, "public.shared");
+        try (ReplicaHandle a = ReplicaRegistry.acquire(props)) {
+            try (ReplicaHandle b = ReplicaRegistry.acquire(Map.of(ReplicaConfig.NAME, "shared"));
+                 ReplicaHandle c = ReplicaRegistry.acquire(new HashMap<>(props))) {
+                assertThat(ReplicaRegistry.references("shared")).isEqualTo(3);
+                assertThat(b.tables()).containsExactly("public.shared");
+                assertThat(c.replicaName()).isEqualTo("shared");
+            }
+            assertThat(ReplicaRegistry.references("shared")).isEqualTo(1);
+
+            Map<String, Object> different = new HashMap<>(props);
+            different.put(ReplicaConfig.PASSWORD, "other-secret");
+            different.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "999");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReplicaRegistry.acquire(different))
+                    .isInstanceOf(org.apache.kafka.common.config.ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.PASSWORD).hasMessageContaining(ReplicaConfig.WATERMARK_INTERVAL_MS)
+                    .hasMessageNotContaining("other-secret").hasMessageNotContaining("unused");
+
+            Map<String, Object> sameSlot = db.props("shared2", "shared_slot", dir, "public.shared");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReplicaRegistry.acquire(sameSlot))
+                    .isInstanceOf(org.apache.kafka.common.config.ConfigException.class)
+                    .hasMessageContaining("shared_slot").hasMessageContaining("cannot share a slot");
+            assertThat(a.health().state()).isIn(ReplicaHealth.State.RUNNING, ReplicaHealth.State.STARTING);
+        }
+        assertThat(ReplicaRegistry.references("shared")).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReplicaRegistry.acquire(Map.of(ReplicaConfig.NAME, "shared")))
+                .isInstanceOf(org.apache.kafka.common.config.ConfigException.class).hasMessageContaining("no replica of this name");
+    }
+
+    @Test
+    void retentionPrunesOldVersions() throws Exception {
+        db.exec("CREATE TABLE public.pruned (id int PRIMARY KEY, v int)", "INSERT INTO public.pruned VALUES (1, 0)");
+        Map<String, Object> props = db.props("pruned", "pruned_slot", dir, "public.pruned");
+        props.put(ReplicaConfig.HISTORY_RETENTION_MS, "1500");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            long old = db.commit("UPDATE public.pruned SET v = 1 WHERE id = 1");
+            db.commit("UPDATE public.pruned SET v = 2 WHERE id = 1");
+            catchUp(h);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> h.historyStart() > old);
+            assertThat(h.asOf("public.pruned", RowKey.of(1), old)).isInstanceOf(LookupResult.OutOfHistory.class);
+            long kept = h.historyStart();
+            assertThat(row(h.asOf("public.pruned", RowKey.of(1), Math.max(kept, h.watermark()))).getInt32("v")).isEqualTo(2);
+            assertThat(h.replica().store().history("public.pruned", RowKey.of(1)).size()).isLessThanOrEqualTo(2);
+        }
+    }
 }

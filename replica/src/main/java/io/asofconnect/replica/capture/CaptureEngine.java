@@ -74,10 +74,27 @@ public final class CaptureEngine implements AutoCloseable {
     @Override
     public void close() {
         closing = true;
-        try {
-            engine.close();
-        } catch (IOException e) {
-            LOG.warn("Closing the capture engine of replica {} failed", name, e);
+        // The engine refuses to stop while its tasks are still starting; ask again until it accepts, bounded.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            try {
+                engine.close();
+                break;
+            } catch (IOException e) {
+                LOG.warn("Closing the capture engine of replica {} failed", name, e);
+                break;
+            } catch (IllegalStateException e) {
+                if (isFinished() || System.nanoTime() > deadline) {
+                    LOG.warn("Capture engine of replica {} could not be stopped: {}", name, e.getMessage());
+                    break;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
         }
         try {
             if (thread.isAlive() && !finished.await(60, TimeUnit.SECONDS)) {
