@@ -1,0 +1,40 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.metrics.PluginMetrics;
+import org.apache.kafka.connect.sink.ErrantRecordReporter;
+import org.apache.kafka.connect.sink.SinkTaskContext;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/** A small real {@link SinkTaskContext} that records what the task asks of the worker. */
+final class RecordingSinkTaskContext implements SinkTaskContext {
+    final Map<TopicPartition, Long> offsets = new HashMap<>();
+    final Set<TopicPartition> paused = new LinkedHashSet<>();
+    final List<String> calls = new ArrayList<>();
+    final Set<TopicPartition> assignment = new LinkedHashSet<>();
+    private final Map<String, String> configs;
+    private final ErrantRecordReporter reporter;
+    long timeoutMs = -1;
+
+    RecordingSinkTaskContext(Map<String, String> configs, ErrantRecordReporter reporter) {
+        this.configs = configs;
+        this.reporter = reporter;
+    }
+
+    @Override public Map<String, String> configs() { return configs; }
+    @Override public void offset(Map<TopicPartition, Long> o) { offsets.putAll(o); calls.add("offset " + o); }
+    @Override public void offset(TopicPartition tp, long o) { offsets.put(tp, o); calls.add("offset " + tp + "=" + o); }
+    @Override public void timeout(long ms) { timeoutMs = ms; calls.add("timeout " + ms); }
+    @Override public Set<TopicPartition> assignment() { return assignment; }
+    @Override public void pause(TopicPartition... tps) { paused.addAll(List.of(tps)); calls.add("pause " + List.of(tps)); }
+    @Override public void resume(TopicPartition... tps) { paused.removeAll(List.of(tps)); calls.add("resume " + List.of(tps)); }
+    @Override public void requestCommit() { calls.add("requestCommit"); }
+    @Override public ErrantRecordReporter errantRecordReporter() { return reporter; }
+    @Override public PluginMetrics pluginMetrics() { return null; }
+}

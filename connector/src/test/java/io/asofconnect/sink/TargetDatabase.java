@@ -1,0 +1,134 @@
+package io.asofconnect.sink;
+
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A real Postgres for the target, with durable commits so that a restart test means what it says. Listens
+ * on TCP only: a Unix socket lock file left by a dead server would block the next start here.
+ */
+final class TargetDatabase implements AutoCloseable {
+    private final Path dataDir;
+    private final int port;
+    private EmbeddedPostgres pg;
+
+    private TargetDatabase(Path dataDir, int port) {
+        this.dataDir = dataDir;
+        this.port = port;
+    }
+
+    static TargetDatabase start() throws IOException {
+        TargetDatabase db = new TargetDatabase(Files.createTempDirectory("asof-sink-pg"), freePort());
+        db.startServer();
+        return db;
+    }
+
+    private void startServer() throws IOException {
+        pg = EmbeddedPostgres.builder()
+                .setDataDirectory(dataDir)
+                .setCleanDataDirectory(false) // true would delete the data directory on every stop
+                .setPort(port)
+                .setServerConfig("synchronous_commit", "on")
+                .setServerConfig("fsync", "on")
+                .setServerConfig("unix_socket_directories", "")
+                .setServerConfig("max_connections", "50")
+                .setRegisterShutdownHook(true)
+                .setDataDirectoryCustomizer(TargetDatabase::requirePasswords)
+                .start();
+    }
+
+    /** The superuser connects freely (the harness needs it); every other role must give its password. */
+    private static void requirePasswords(java.io.File dir) {
+        try {
+            Files.writeString(dir.toPath().resolve("pg_hba.conf"),
+                    "host all postgres 127.0.0.1/32 trust\nhost all all 127.0.0.1/32 scram-sha-256\nlocal all postgres trust\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** Stops the server (fast shutdown) and starts it again on the same data directory and port. */
+    void stop() throws IOException {
+        pg.close();
+        pg = null;
+        clearStaleLock();
+    }
+
+    void restart() throws IOException {
+        startServer();
+    }
+
+    /** A postmaster.pid whose process is gone or a zombie would make Postgres refuse to start. */
+    private void clearStaleLock() throws IOException {
+        Path pid = dataDir.resolve("postmaster.pid");
+        if (!Files.exists(pid)) {
+            return;
+        }
+        String first = Files.readAllLines(pid).get(0).trim();
+        Path status = Path.of("/proc", first, "status");
+        boolean alive = Files.exists(status) && Files.readAllLines(status).stream().noneMatch(l -> l.startsWith("State:") && l.contains("Z"));
+        if (!alive) {
+            Files.delete(pid);
+        }
+    }
+
+    String url() {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
+    }
+
+    Connection connect() throws SQLException {
+        return java.sql.DriverManager.getConnection(url(), "postgres", "postgres");
+    }
+
+    void execute(String... sql) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement()) {
+            for (String q : sql) {
+                s.execute(q);
+            }
+        }
+    }
+
+    /** Rows of the first column of a query, as text. */
+    List<String> column(String sql) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            while (rs.next()) {
+                out.add(rs.getString(1));
+            }
+        }
+        return out;
+    }
+
+    long scalar(String sql) throws SQLException {
+        try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        if (pg != null) {
+            pg.close();
+            pg = null;
+        }
+        try (var files = Files.walk(dataDir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.asofconnect.sink;
+
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.createEventTable;
+import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.events;
+import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.range;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The target restarted, its backend killed, its COMMIT reply lost: every record still lands exactly once. */
+class TargetOutageTest {
+    static TargetDatabase db;
+
+    @BeforeAll
+    static void startDatabase() throws Exception {
+        db = TargetDatabase.start();
+        ExactlyOnceJdbcSinkTaskTest.db = db;
+    }
+
+    @AfterAll
+    static void stopDatabase() throws Exception {
+        db.close();
+    }
+
+    @Test
+    void aRestartOfTheTargetMidBatchIsRetriedAndWritesEachRecordOnce() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("restart");
+        createEventTable(topic);
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("restart_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "10");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(events(topic, 0, 0, 10));
+            db.stop();
+            int[] attempts = {0};
+            d.deliver(events(topic, 0, 10, 25), () -> {
+                if (++attempts[0] == 2) {
+                    try {
+                        db.restart();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }
+            });
+            assertThat(d.retriableFailures).isGreaterThanOrEqualTo(2);
+            assertThat(d.commit()).containsEntry(tp, 25L);
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 25));
+    }
+
+    @Test
+    void aBackendKilledInsideTheTransactionIsRetriedOnANewConnection() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("terminated");
+        createEventTable(topic);
+        String name = ExactlyOnceJdbcSinkTaskTest.unique("terminated_sink");
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (SinkDriver d = new SinkDriver(p, null).open(tp); Connection locker = db.connect()) {
+            d.deliver(events(topic, 0, 0, 3));
+            d.commit();
+            d.deliver(events(topic, 0, 3, 9));
+            locker.setAutoCommit(false);
+            try (Statement s = locker.createStatement()) {
+                s.execute("LOCK TABLE \"" + topic + "\" IN ACCESS EXCLUSIVE MODE");
+            }
+            Future<Map<TopicPartition, Long>> flush = pool.submit(d::commit);
+            String blocked = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'asof-connect sink " + name + "' AND wait_event_type = 'Lock'";
+            await().atMost(30, TimeUnit.SECONDS).until(() -> db.scalar(blocked) == 1);
+            db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'asof-connect sink " + name + "'");
+            assertThat(flush.get(30, TimeUnit.SECONDS)).as("the failed flush reports only what committed").containsEntry(tp, 3L);
+            locker.commit();
+            d.deliver(events(topic, 0, 3, 9));
+            assertThat(d.commit()).containsEntry(tp, 9L);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 9));
+    }
+
+    @Test
+    void aCommitWhoseReplyIsLostIsResolvedFromTheOffsetsRowNotReplayed() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("ambiguous");
+        createEventTable(topic);
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("ambiguous_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (CommitDroppingProxy proxy = new CommitDroppingProxy(Integer.parseInt(db.url().replaceAll(".*:(\\d+)/.*", "$1")))) {
+            p.put(ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres?prepareThreshold=0");
+            try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+                d.deliver(events(topic, 0, 0, 4));
+                d.commit();
+                d.deliver(events(topic, 0, 4, 10));
+                proxy.arm();
+                assertThat(d.commit()).as("the outcome is unknown, so nothing new is reported").containsEntry(tp, 4L);
+                assertThat(proxy.fired).isTrue();
+                assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).as("the commit did happen").containsExactlyElementsOf(range(1, 10));
+                // Connect redelivers after the failure; the task must learn from the offsets row, not write again.
+                d.deliver(events(topic, 0, 4, 10));
+                assertThat(d.commit()).containsEntry(tp, 10L);
+                d.deliver(events(topic, 0, 10, 12));
+                assertThat(d.commit()).containsEntry(tp, 12L);
+            }
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 12));
+    }
+}
