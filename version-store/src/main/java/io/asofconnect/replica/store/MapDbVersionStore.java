@@ -148,7 +148,7 @@ public final class MapDbVersionStore implements VersionStore {
             if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError) && !(e instanceof StackOverflowError)) {
                 throw (VirtualMachineError) e;
             }
-            String reason = e instanceof StoreCorruptedException ? e.getMessage() : "MapDB could not open the file: " + e;
+            String reason = e instanceof StoreCorruptedException c ? c.what() : "MapDB could not open the file: " + e;
             return rebuild(file, lock, options, reason);
         }
     }

@@ -9,13 +9,21 @@ import java.nio.file.Path;
  */
 public class StoreCorruptedException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    private final String what;
 
     public StoreCorruptedException(Path file, String what, Throwable cause) {
         super(message(file, what), cause);
+        this.what = what;
     }
 
     public StoreCorruptedException(Path file, String what) {
         super(message(file, what));
+        this.what = what;
+    }
+
+    /** What was found damaged, without the advice. */
+    public String what() {
+        return what;
     }
 
     private static String message(Path file, String what) {
