@@ -1,0 +1,124 @@
+package io.asofconnect.replica;
+
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ReplicaConfigTest {
+
+    private static Map<String, Object> full() {
+        Map<String, Object> p = new HashMap<>();
+        p.put(ReplicaConfig.NAME, "r1");
+        p.put(ReplicaConfig.HOSTNAME, "db.example");
+        p.put(ReplicaConfig.USER, "u");
+        p.put(ReplicaConfig.PASSWORD, "s3cret");
+        p.put(ReplicaConfig.DBNAME, "shop");
+        p.put(ReplicaConfig.TABLES, "public.a, public.b");
+        p.put(ReplicaConfig.SLOT_NAME, "r1_slot");
+        return p;
+    }
+
+    @Test
+    void parsesDefaultsAndDerivedValues() {
+        ReplicaConfig c = new ReplicaConfig(full());
+        assertThat(c.port()).isEqualTo(5432);
+        assertThat(c.tables()).containsExactly("public.a", "public.b");
+        assertThat(c.publicationName()).isEqualTo("r1_slot_pub");
+        assertThat(c.validFrom()).isEqualTo(ReplicaConfig.ValidFrom.COMMIT_TIME);
+        assertThat(c.snapshotValidFrom()).isEqualTo(ReplicaConfig.SnapshotValidFrom.BEGINNING_OF_TIME);
+        assertThat(c.onGap()).isEqualTo(ReplicaConfig.OnGap.FAIL);
+        assertThat(c.historyRetentionMs()).isEqualTo(7L * 24 * 3600 * 1000);
+        assertThat(c.directory()).isEqualTo(Path.of(System.getProperty("user.dir"), "asof-replica").toAbsolutePath());
+        assertThat(c.storeFile().getFileName().toString()).isEqualTo("r1.mapdb");
+        assertThat(c.isDefinition()).isTrue();
+        c.requireDefinition();
+    }
+
+    @Test
+    void enumsAreCaseInsensitiveAndTheirErrorsListTheValues() {
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.ON_GAP, "rebuild");
+        assertThat(new ReplicaConfig(p).onGap()).isEqualTo(ReplicaConfig.OnGap.REBUILD);
+        p.put(ReplicaConfig.ON_GAP, "sometimes");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ReplicaConfig.ON_GAP).hasMessageContaining("FAIL, REBUILD");
+        assertThat(ReplicaConfig.CONFIG_DEF.configKeys().get(ReplicaConfig.VALID_FROM).validator.toString()).isEqualTo("COMMIT_TIME, COLUMN");
+    }
+
+    @Test
+    void columnValidFromNeedsTheColumn() {
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.VALID_FROM, "COLUMN");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class).hasMessageContaining(ReplicaConfig.VALID_FROM_COLUMN);
+    }
+
+    @Test
+    void debeziumPassThroughIsStrippedAndReservedKeysAreRejected() {
+        Map<String, Object> p = full();
+        p.put("replica.debezium.snapshot.fetch.size", "5000");
+        assertThat(new ReplicaConfig(p).debeziumOverrides()).containsEntry("snapshot.fetch.size", "5000");
+        for (String reserved : List.of("slot.name", "connector.class", "offset.storage.file.filename", "table.include.list", "plugin.name")) {
+            Map<String, Object> bad = full();
+            bad.put("replica.debezium." + reserved, "x");
+            assertThatThrownBy(() -> new ReplicaConfig(bad)).as(reserved).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("replica.debezium." + reserved).hasMessageContaining("sets the Debezium option");
+        }
+    }
+
+    @Test
+    void tablesAndKeyColumnsAreValidated() {
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.TABLES, "customers");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class).hasMessageContaining("schema.table");
+        Map<String, Object> k = full();
+        k.put(ReplicaConfig.KEY_COLUMNS, "public.a:x,y;public.b:z");
+        assertThat(new ReplicaConfig(k).keyColumns()).containsEntry("public.a", List.of("x", "y")).containsEntry("public.b", List.of("z"));
+        k.put(ReplicaConfig.KEY_COLUMNS, "public.a");
+        assertThatThrownBy(() -> new ReplicaConfig(k)).isInstanceOf(ConfigException.class).hasMessageContaining(ReplicaConfig.KEY_COLUMNS);
+        k.put(ReplicaConfig.KEY_COLUMNS, "public.zzz:x");
+        assertThatThrownBy(() -> new ReplicaConfig(k)).isInstanceOf(ConfigException.class).hasMessageContaining("not in " + ReplicaConfig.TABLES);
+    }
+
+    @Test
+    void nameAloneIsNotADefinitionAndAnIncompleteDefinitionSaysWhatIsMissing() {
+        ReplicaConfig byName = new ReplicaConfig(Map.of(ReplicaConfig.NAME, "r1"));
+        assertThat(byName.isDefinition()).isFalse();
+        Map<String, Object> p = full();
+        p.remove(ReplicaConfig.SLOT_NAME);
+        ReplicaConfig c = new ReplicaConfig(p);
+        assertThatThrownBy(c::requireDefinition).isInstanceOf(ConfigException.class).hasMessageContaining(ReplicaConfig.SLOT_NAME);
+    }
+
+    @Test
+    void passwordStaysOutOfToStringAndDifferingKeysNameOnlyKeys() {
+        ReplicaConfig a = new ReplicaConfig(full());
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.PASSWORD, "other");
+        p.put(ReplicaConfig.PORT, "5433");
+        ReplicaConfig b = new ReplicaConfig(p);
+        assertThat(a.toString()).doesNotContain("s3cret");
+        assertThat(a.differingKeys(b)).containsExactly(ReplicaConfig.PASSWORD, ReplicaConfig.PORT);
+        Map<String, Object> same = full();
+        same.put(ReplicaConfig.PORT, 5432);
+        assertThat(a.differingKeys(new ReplicaConfig(same))).isEmpty();
+    }
+
+    @Test
+    void addToEmbedsEveryKeyWithDocs() {
+        ConfigDef def = ReplicaConfig.addTo(new ConfigDef().define("other", ConfigDef.Type.STRING, "x", ConfigDef.Importance.LOW, "doc"));
+        assertThat(def.names()).containsAll(ReplicaConfig.CONFIG_DEF.names()).contains("other");
+        for (ConfigDef.ConfigKey k : ReplicaConfig.CONFIG_DEF.configKeys().values()) {
+            assertThat(k.name).startsWith(ReplicaConfig.PREFIX);
+            assertThat(k.documentation).as(k.name).isNotBlank();
+        }
+        assertThat(ReplicaConfig.CONFIG_DEF.configKeys().get(ReplicaConfig.PASSWORD).type).isEqualTo(ConfigDef.Type.PASSWORD);
+    }
+}

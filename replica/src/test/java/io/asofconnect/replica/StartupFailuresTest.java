@@ -1,0 +1,200 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.lookup.LookupResult;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.StoreOptions;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.PGReplicationStream;
+
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+/** Each misconfiguration or damaged state fails fast with its fix, or is rebuilt when so configured. */
+class StartupFailuresTest {
+    private static final Duration FAST = Duration.ofSeconds(20);
+    private static SourceDb db;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startDb() {
+        db = SourceDb.start("logical");
+        db.exec("CREATE TABLE public.t (id int PRIMARY KEY, v text)", "INSERT INTO public.t VALUES (1, 'one'), (2, 'two')",
+                "CREATE TABLE public.nokey (a int, b int)", "CREATE ROLE plain_user LOGIN", "GRANT SELECT ON public.t TO plain_user");
+    }
+
+    @AfterAll
+    static void stopDb() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    private Map<String, Object> props(String name) {
+        Map<String, Object> p = db.props(name, name + "_slot", dir, "public.t");
+        p.put(ReplicaConfig.CONNECT_TIMEOUT_MS, "2000");
+        return p;
+    }
+
+    private static void failsFast(Map<String, Object> props, Class<? extends Throwable> type, String... fragments) {
+        assertTimeoutPreemptively(FAST, () -> {
+            var thrown = assertThatThrownBy(() -> ReplicaRegistry.acquire(props).close()).isInstanceOf(type);
+            for (String f : fragments) {
+                thrown.hasMessageContaining(f);
+            }
+            thrown.hasMessageNotContaining("unused");
+        });
+        assertThat(ReplicaRegistry.references((String) props.get(ReplicaConfig.NAME))).isZero();
+    }
+
+    @Test
+    void unreachableServer() {
+        Map<String, Object> p = props("unreachable");
+        p.put(ReplicaConfig.PORT, Integer.toString(SourceDb.freePort()));
+        failsFast(p, ConnectException.class, "unreachable", ReplicaConfig.HOSTNAME, ReplicaConfig.PORT);
+    }
+
+    @Test
+    void missingDatabase() {
+        Map<String, Object> p = props("nodb");
+        p.put(ReplicaConfig.DBNAME, "no_such_db");
+        failsFast(p, ConnectException.class, "does not exist", ReplicaConfig.DBNAME);
+    }
+
+    @Test
+    void missingTable() {
+        Map<String, Object> p = props("missing");
+        p.put(ReplicaConfig.TABLES, "public.t,public.nope");
+        failsFast(p, ConfigException.class, "public.nope does not exist", ReplicaConfig.TABLES);
+    }
+
+    @Test
+    void tableWithoutKey() {
+        Map<String, Object> p = props("nokey");
+        p.put(ReplicaConfig.TABLES, "public.nokey");
+        failsFast(p, ConfigException.class, "no primary key", ReplicaConfig.KEY_COLUMNS);
+        p.put(ReplicaConfig.KEY_COLUMNS, "public.nokey:a");
+        failsFast(p, ConfigException.class, "REPLICA IDENTITY FULL");
+        p.put(ReplicaConfig.KEY_COLUMNS, "public.nokey:zz");
+        failsFast(p, ConfigException.class, "no column zz");
+    }
+
+    @Test
+    void userWithoutReplication() {
+        Map<String, Object> p = props("norepl");
+        p.put(ReplicaConfig.USER, "plain_user");
+        failsFast(p, ConnectException.class, "REPLICATION", "ALTER ROLE");
+    }
+
+    @Test
+    void slotInUseByAnotherProcess() throws Exception {
+        Properties pp = new Properties();
+        PGProperty.USER.set(pp, "postgres");
+        PGProperty.REPLICATION.set(pp, "database");
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(pp, "9.4");
+        PGProperty.PREFER_QUERY_MODE.set(pp, "simple");
+        try (Connection c = new org.postgresql.Driver().connect("jdbc:postgresql://127.0.0.1:" + db.pg.getPort() + "/postgres", pp)) {
+            PGConnection pg = c.unwrap(PGConnection.class);
+            pg.getReplicationAPI().createReplicationSlot().logical().withSlotName("held_slot").withOutputPlugin("test_decoding").make();
+            try (PGReplicationStream stream = pg.getReplicationAPI().replicationStream().logical().withSlotName("held_slot").start()) {
+                Map<String, Object> p = props("held");
+                p.put(ReplicaConfig.SLOT_NAME, "held_slot");
+                failsFast(p, ConnectException.class, "in use by another process", ReplicaConfig.SLOT_NAME);
+                assertThat(stream.isClosed()).isFalse();
+            }
+        }
+        db.exec("SELECT pg_drop_replication_slot('held_slot')");
+    }
+
+    @Test
+    void storeFileLockedByAnotherOwner() throws Exception {
+        Map<String, Object> p = props("locked");
+        Files.createDirectories(dir);
+        try (MapDbVersionStore other = MapDbVersionStore.open(dir.resolve("locked.mapdb"), StoreOptions.defaults())) {
+            failsFast(p, ConnectException.class, "in use by another process", ReplicaConfig.PATH);
+        }
+    }
+
+    @Test
+    void droppedSlotIsAGapThatFailsOrRebuilds() throws Exception {
+        Map<String, Object> p = props("gap");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+        }
+        db.exec("SELECT pg_drop_replication_slot('gap_slot')");
+        db.exec("UPDATE public.t SET v = 'changed while the slot was gone' WHERE id = 2");
+        failsFast(p, ConnectException.class, "no longer exists", ReplicaConfig.ON_GAP + "=REBUILD");
+
+        p.put(ReplicaConfig.ON_GAP, "REBUILD");
+        long beforeRebuild = System.currentTimeMillis();
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+            assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
+            assertThat(h.historyStart()).isGreaterThanOrEqualTo(beforeRebuild - 1000);
+            assertThat(h.asOf("public.t", RowKey.of(1), beforeRebuild - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
+            LookupResult now = h.asOf("public.t", RowKey.of(2), h.watermark());
+            assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo("changed while the slot was gone");
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith("gap.mapdb.quarantined-"));
+        }
+    }
+
+    @Test
+    void corruptStoreFileIsQuarantinedAndRebuilt() throws Exception {
+        Map<String, Object> p = props("corrupt");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+        }
+        Path file = dir.resolve("corrupt.mapdb");
+        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+            for (long pos = 0; pos < raf.length(); pos += 97) {
+                raf.seek(pos);
+                raf.write(0x5A);
+            }
+        }
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+            assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
+            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE);
+            assertThat(h.asOf("public.t", RowKey.of(1), h.watermark())).isInstanceOf(LookupResult.Found.class);
+        }
+    }
+
+    @Test
+    void missingStoreFileWithAnExistingSlotTakesANewSnapshot() throws Exception {
+        Map<String, Object> p = props("lostfile");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith("lostfile.mapdb")).toList()) {
+                Files.delete(f);
+            }
+        }
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+            assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
+            assertThat(h.historyStart()).as("rows of a snapshot from an existing slot speak for now").isGreaterThan(Long.MIN_VALUE);
+        }
+    }
+}
