@@ -26,8 +26,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PrintLogsOnFailure.class)
 class EndToEndIT {
 
-    static final String CONNECTOR = "page-views-enriched";
-
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static ConnectWorker worker;
@@ -57,17 +55,28 @@ class EndToEndIT {
     }
 
     @Test
-    void everyEventLandsOnceJoinedWithThePlanValidAtItsTime() throws Exception {
-        PageViews scenario = new PageViews(postgres, broker, 5);
+    void asOfEnrichInFrontOfTheSinkJoinsEveryEventOnceWithThePlanValidAtItsTime() throws Exception {
+        run("smt", "distributed/page-views-smt-sink.json");
+    }
+
+    @Test
+    void enrichmentHostedInTheSinkJoinsEveryEventOnceWithThePlanValidAtItsTime() throws Exception {
+        run("hosted", "distributed/page-views-enriched-sink.json");
+    }
+
+    private static void run(String name, String example) throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 5, name);
         scenario.createSourceAndTopic(2);
-        Map<String, String> config = ConfigTemplates.connectorConfig("distributed/page-views-enriched-sink.json",
+        Map<String, String> config = ConfigTemplates.connectorConfig(example,
                 scenario.placeholders(work.resolve("secrets")));
-        worker.rest().putConnectorConfig(CONNECTOR, config);
-        worker.rest().awaitRunning(CONNECTOR, 2, Duration.ofSeconds(90));
+        String connector = name + "-page-views";
+        worker.rest().putConnectorConfig(connector, config);
+        worker.rest().awaitRunning(connector, 2, Duration.ofSeconds(90));
 
         try (JsonEvents producer = new JsonEvents(broker)) {
             scenario.produceInterleaved(producer, 12, 10);
         }
         scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
+        worker.rest().deleteConnector(connector);
     }
 }

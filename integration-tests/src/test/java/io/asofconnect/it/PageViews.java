@@ -30,12 +30,9 @@ import org.awaitility.Awaitility;
  * source database, page views keyed by user on a topic, plan changes committed between the events, and an
  * oracle that knows from Postgres' own commit timestamps which plan was valid at each event's time.
  */
-final class PageViews {
+public final class PageViews {
 
-    static final String TOPIC = "page_views";
     static final String TARGET_TABLE = "page_views_enriched";
-    static final String SOURCE_DB = "shop";
-    static final String TARGET_DB = "warehouse";
     static final String[] PLANS = {"free", "pro", "team", "enterprise"};
 
     private static final ObjectNode VALUE_SCHEMA = JsonEvents.structSchema("page_view",
@@ -44,25 +41,39 @@ final class PageViews {
     private final PostgresServer postgres;
     private final KafkaBroker broker;
     private final int users;
+    private final String topic;
+    private final String sourceDb;
+    private final String targetDb;
     /** Per user, the plan history: commit time (epoch micros) -> plan; the snapshot's rows at Long.MIN_VALUE. */
     private final Map<Integer, TreeMap<Long, String>> history = new HashMap<>();
     /** Per event id, the plan the event must be joined with. */
     private final Map<Long, String> expected = new LinkedHashMap<>();
     private final Map<Long, RecordMetadata> produced = new LinkedHashMap<>();
+    private final List<Change> changes = new ArrayList<>();
+    private final Map<Long, Long> eventTimes = new HashMap<>();
+    private final Map<Long, Integer> eventUsers = new HashMap<>();
     private long nextEventId = 1;
     private int changeCounter;
 
-    PageViews(PostgresServer postgres, KafkaBroker broker, int users) {
+    /** {@code name} keeps scenarios of one test class apart: it names the topic and both databases. */
+    public PageViews(PostgresServer postgres, KafkaBroker broker, int users, String name) {
         this.postgres = postgres;
         this.broker = broker;
         this.users = users;
+        this.topic = name + "_page_views";
+        this.sourceDb = name + "_shop";
+        this.targetDb = name + "_warehouse";
+    }
+
+    public String topic() {
+        return topic;
     }
 
     /** Creates both databases, the users table with initial plans, and the topic. */
-    void createSourceAndTopic(int partitions) throws SQLException {
-        postgres.createDatabase(SOURCE_DB);
-        postgres.createDatabase(TARGET_DB);
-        try (Connection c = postgres.connect(SOURCE_DB); Statement s = c.createStatement()) {
+    public void createSourceAndTopic(int partitions) throws SQLException {
+        postgres.createDatabase(sourceDb);
+        postgres.createDatabase(targetDb);
+        try (Connection c = postgres.connect(sourceDb); Statement s = c.createStatement()) {
             s.execute("CREATE TABLE users (id int PRIMARY KEY, plan text NOT NULL)");
             try (PreparedStatement insert = c.prepareStatement("INSERT INTO users VALUES (?, ?)")) {
                 for (int id = 1; id <= users; id++) {
@@ -73,11 +84,11 @@ final class PageViews {
                 }
             }
         }
-        broker.createTopic(TOPIC, partitions);
+        broker.createTopic(topic, partitions);
     }
 
     /** Placeholder values for the page-view config examples. */
-    Map<String, String> placeholders(Path secretsDir) throws java.io.IOException {
+    public Map<String, String> placeholders(Path secretsDir) throws java.io.IOException {
         Path secrets = secretsDir.resolve("secrets.properties");
         Files.createDirectories(secretsDir);
         Files.writeString(secrets, "postgres.password=postgres\n");
@@ -85,8 +96,9 @@ final class PageViews {
         values.put("PG_HOST", postgres.host());
         values.put("PG_PORT", Integer.toString(postgres.port()));
         values.put("PG_USER", PostgresServer.USER);
-        values.put("SOURCE_DB", SOURCE_DB);
-        values.put("TARGET_DB", TARGET_DB);
+        values.put("SOURCE_DB", sourceDb);
+        values.put("TARGET_DB", targetDb);
+        values.put("TOPIC", topic);
         values.put("SECRETS_FILE", secrets.toString());
         return values;
     }
@@ -96,8 +108,8 @@ final class PageViews {
      * all users with the current wall-clock time. Event times never share a millisecond with a commit, so the
      * oracle has no boundary to argue about.
      */
-    void produceInterleaved(JsonEvents producer, int rounds, int eventsPerRound) throws SQLException {
-        try (Connection c = postgres.connect(SOURCE_DB)) {
+    public void produceInterleaved(JsonEvents producer, int rounds, int eventsPerRound) throws SQLException {
+        try (Connection c = postgres.connect(sourceDb)) {
             for (int round = 0; round < rounds; round++) {
                 changePlan(c, 1 + (round % users));
                 for (int i = 0; i < eventsPerRound; i++) {
@@ -111,7 +123,7 @@ final class PageViews {
     }
 
     /** Events only, no changes (e.g. to keep a stream going around a crash). */
-    void produceEvents(JsonEvents producer, int count) {
+    public void produceEvents(JsonEvents producer, int count) {
         for (int i = 0; i < count; i++) {
             int user = 1 + (int) ((nextEventId * 7) % users);
             send(producer, user, System.currentTimeMillis());
@@ -119,18 +131,20 @@ final class PageViews {
         producer.flush();
     }
 
-    int producedCount() {
+    public int producedCount() {
         return produced.size();
     }
 
     /** Waits (bounded) until the target holds at least every produced event, then checks exactly once and as-of. */
-    void awaitAndVerifyTarget(Duration timeout) throws SQLException {
+    public void awaitAndVerifyTarget(Duration timeout) throws SQLException {
         Awaitility.await("all " + produced.size() + " events in " + TARGET_TABLE)
                 .atMost(timeout).pollInterval(Duration.ofSeconds(1))
                 .until(() -> targetRowCount() >= produced.size());
+        assertThat(targetColumns()).as("columns of " + TARGET_TABLE + " (users_plan comes from the enrichment)")
+                .contains("event_id", "users_plan");
         Map<Long, Integer> copies = new HashMap<>();
         Map<Long, String> plans = new HashMap<>();
-        try (Connection c = postgres.connect(TARGET_DB); Statement s = c.createStatement();
+        try (Connection c = postgres.connect(targetDb); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT \"event_id\", \"users_plan\" FROM " + TARGET_TABLE)) {
             while (rs.next()) {
                 long id = rs.getLong(1);
@@ -151,8 +165,22 @@ final class PageViews {
         assertThat(wrong).as("events joined with a plan other than the one valid at their time").isEmpty();
     }
 
-    long targetRowCount() throws SQLException {
-        try (Connection c = postgres.connect(TARGET_DB); Statement s = c.createStatement()) {
+    private List<String> targetColumns() throws SQLException {
+        List<String> columns = new ArrayList<>();
+        try (Connection c = postgres.connect(targetDb); PreparedStatement ps = c.prepareStatement(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position")) {
+            ps.setString(1, TARGET_TABLE);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    columns.add(rs.getString(1));
+                }
+            }
+        }
+        return columns;
+    }
+
+    public long targetRowCount() throws SQLException {
+        try (Connection c = postgres.connect(targetDb); Statement s = c.createStatement()) {
             try (ResultSet exists = s.executeQuery("SELECT to_regclass('public." + TARGET_TABLE + "') IS NOT NULL")) {
                 exists.next();
                 if (!exists.getBoolean(1)) {
@@ -166,21 +194,34 @@ final class PageViews {
         }
     }
 
-    /** A human-readable view of the target for the quickstart: event, time, user, plan. */
-    List<String> describeTarget(int limit) throws SQLException {
-        List<String> lines = new ArrayList<>();
-        try (Connection c = postgres.connect(TARGET_DB);
-             PreparedStatement ps = c.prepareStatement("SELECT \"event_id\", \"user_id\", \"url\", \"users_plan\" FROM "
-                     + TARGET_TABLE + " ORDER BY \"event_id\" LIMIT ?")) {
-            ps.setInt(1, limit);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    lines.add(String.format("event %3d  user %d  %-14s plan=%s", rs.getLong(1), rs.getInt(2),
-                            rs.getString(3), rs.getString(4)));
-                }
+    /** Plan changes and enriched events in time order, for the quickstart's printout. */
+    public List<String> timeline() throws SQLException {
+        Map<Long, String> plans = new HashMap<>();
+        try (Connection c = postgres.connect(targetDb); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT \"event_id\", \"users_plan\" FROM " + TARGET_TABLE)) {
+            while (rs.next()) {
+                plans.put(rs.getLong(1), rs.getString(2));
             }
         }
+        TreeMap<Long, List<String>> byMicros = new TreeMap<>();
+        for (Change change : changes) {
+            byMicros.computeIfAbsent(change.micros(), k -> new ArrayList<>()).add(String.format(
+                    "%s  CHANGE  user %d: plan %s -> %s (committed in Postgres)", clock(change.micros() / 1000),
+                    change.user(), change.before(), change.after()));
+        }
+        eventTimes.forEach((id, ts) -> byMicros.computeIfAbsent(ts * 1000, k -> new ArrayList<>()).add(String.format(
+                "%s  EVENT   #%-3d user %d  -> written with plan=%s", clock(ts), id, eventUsers.get(id), plans.get(id))));
+        List<String> lines = new ArrayList<>();
+        byMicros.values().forEach(lines::addAll);
         return lines;
+    }
+
+    private static String clock(long millis) {
+        return java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
+                .withZone(java.time.ZoneId.systemDefault()).format(java.time.Instant.ofEpochMilli(millis));
+    }
+
+    private record Change(long micros, int user, String before, String after) {
     }
 
     private void changePlan(Connection c, int user) throws SQLException {
@@ -200,6 +241,7 @@ final class PageViews {
                 commitMicros = rs.getLong(1);
             }
         }
+        changes.add(new Change(commitMicros, user, history.get(user).lastEntry().getValue(), plan));
         history.get(user).put(commitMicros, plan);
         awaitNextMillisecond(commitMicros / 1000);
     }
@@ -210,9 +252,11 @@ final class PageViews {
         payload.put("event_id", id);
         payload.put("user_id", user);
         payload.put("url", "/page/" + (id % 13));
-        RecordMetadata meta = producer.send(TOPIC, null, timestamp, JsonEvents.int64Key(user),
+        RecordMetadata meta = producer.send(topic, null, timestamp, JsonEvents.int64Key(user),
                 JsonEvents.envelope(VALUE_SCHEMA, payload));
         produced.put(id, meta);
+        eventTimes.put(id, timestamp);
+        eventUsers.put(id, user);
         // Valid at t: the latest version whose commit time, in whole milliseconds, is <= t.
         Map.Entry<Long, String> version = history.get(user).floorEntry(timestamp * 1000 + 999);
         expected.put(id, version.getValue());

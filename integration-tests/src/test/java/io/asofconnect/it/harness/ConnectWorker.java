@@ -65,6 +65,8 @@ public final class ConnectWorker implements AutoCloseable {
         p.put("consumer.session.timeout.ms", Integer.toString(SESSION_TIMEOUT_MS));
         p.put("consumer.heartbeat.interval.ms", "1500");
         p.put("connector.client.config.override.policy", "All");
+        p.put("config.providers", "file");
+        p.put("config.providers.file.class", "org.apache.kafka.common.config.provider.FileConfigProvider");
         return p;
     }
 
