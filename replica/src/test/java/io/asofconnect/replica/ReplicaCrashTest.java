@@ -1,0 +1,180 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.Version;
+import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.StoreOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * SIGKILL of a JVM running the replica while changes stream, then a restart in a new JVM: the stored history
+ * of every key equals what the database committed, no version missing or doubled (FAULTS 12, 13).
+ */
+class ReplicaCrashTest {
+    private static final int KEYS = 30;
+    private static SourceDb db;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startDb() {
+        db = SourceDb.start("logical");
+        db.exec("CREATE TABLE public.crash (id int PRIMARY KEY, seq int NOT NULL)",
+                "INSERT INTO public.crash SELECT g, 0 FROM generate_series(1, " + KEYS + ") g");
+    }
+
+    @AfterAll
+    static void stopDb() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    /** One committed transaction: the keys it set to {@code seq}, at its commit millis. */
+    private record Committed(long commitMillis, int seq, List<Integer> ids) {
+    }
+
+    @Test
+    void sigkillWhileStreamingLosesAndDoublesNothing() throws Exception {
+        Path propsFile = dir.resolve("replica.properties");
+        Path stopFile = dir.resolve("stop");
+        Properties p = new Properties();
+        db.props("crash", "crash_slot", dir.resolve("store"), "public.crash").forEach((k, v) -> p.setProperty(k, v.toString()));
+        try (OutputStream out = Files.newOutputStream(propsFile)) {
+            p.store(out, null);
+        }
+
+        List<Committed> committed = new ArrayList<>();
+        AtomicBoolean writing = new AtomicBoolean(true);
+        Process first = startReplicaJvm(propsFile, stopFile, dir.resolve("first.log"));
+        Process second = null;
+        try {
+            awaitLine(first, dir.resolve("first.log"), "STARTED", 90);
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(committed, writing));
+            pause(2500);
+            first.destroyForcibly();
+            assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            pause(1000);
+            second = startReplicaJvm(propsFile, stopFile, dir.resolve("second.log"));
+            awaitLine(second, dir.resolve("second.log"), "STARTED", 90);
+            pause(2000);
+            writing.set(false);
+            writer.get(60, TimeUnit.SECONDS);
+            long last;
+            synchronized (committed) {
+                last = committed.get(committed.size() - 1).commitMillis();
+            }
+            Files.writeString(stopFile, Long.toString(last));
+            assertThat(second.waitFor(120, TimeUnit.SECONDS)).as("second replica JVM stops").isTrue();
+            String secondLog = Files.readString(dir.resolve("second.log"));
+            assertThat(second.exitValue()).as(secondLog).isZero();
+            assertThat(secondLog).as("the second JVM resumes the store, no new snapshot").contains("open: REOPENED").doesNotContain("REBUILT");
+        } finally {
+            writing.set(false);
+            first.destroyForcibly();
+            if (second != null) {
+                second.destroyForcibly();
+            }
+        }
+
+        Map<Integer, List<String>> expected = new HashMap<>();
+        for (Committed c : committed) {
+            for (int id : c.ids()) {
+                expected.computeIfAbsent(id, k -> new ArrayList<>()).add(c.commitMillis() + "=" + c.seq());
+            }
+        }
+        assertThat(committed.size()).as("transactions written").isGreaterThan(50);
+        try (MapDbVersionStore store = MapDbVersionStore.open(dir.resolve("store").resolve("crash.mapdb"), StoreOptions.defaults())) {
+            for (int id = 1; id <= KEYS; id++) {
+                List<Version> history = store.history("public.crash", RowKey.of(id));
+                assertThat(history.get(0).validFrom()).isEqualTo(Version.BEGINNING_OF_TIME);
+                assertThat(history.get(0).row().getInt32("seq")).isZero();
+                List<String> actual = history.subList(1, history.size()).stream()
+                        .map(v -> v.validFrom() + "=" + v.row().getInt32("seq")).toList();
+                assertThat(actual).as("history of key %d", id).containsExactlyElementsOf(expected.getOrDefault(id, List.of()));
+            }
+        }
+    }
+
+    private static void write(List<Committed> committed, AtomicBoolean writing) {
+        Random rnd = new Random(7);
+        int seq = 0;
+        while (writing.get()) {
+            seq++;
+            // Mostly single-row transactions, some touching many rows at once.
+            int n = rnd.nextInt(10) == 0 ? 1 + rnd.nextInt(KEYS) : 1;
+            List<Integer> ids = new ArrayList<>();
+            while (ids.size() < n) {
+                int id = 1 + rnd.nextInt(KEYS);
+                if (!ids.contains(id)) {
+                    ids.add(id);
+                }
+            }
+            String in = ids.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElseThrow();
+            long at = db.commit("UPDATE public.crash SET seq = " + seq + " WHERE id IN (" + in + ")");
+            synchronized (committed) {
+                committed.add(new Committed(at, seq, ids));
+            }
+            pause(5);
+        }
+    }
+
+    private static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Process startReplicaJvm(Path props, Path stop, Path log) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        ProcessBuilder pb = new ProcessBuilder(java, "-Xmx256m", "-cp", System.getProperty("java.class.path"),
+                ReplicaProcessMain.class.getName(), props.toString(), stop.toString());
+        pb.redirectErrorStream(true);
+        pb.redirectOutput(log.toFile());
+        return pb.start();
+    }
+
+    private static void awaitLine(Process p, Path log, String line, int seconds) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(log)) {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(Files.newInputStream(log), StandardCharsets.UTF_8))) {
+                    if (r.lines().anyMatch(line::equals)) {
+                        return;
+                    }
+                }
+            }
+            if (!p.isAlive()) {
+                throw new AssertionError("replica JVM exited with " + p.exitValue() + ": " + Files.readString(log));
+            }
+            pause(100);
+        }
+        throw new AssertionError("replica JVM did not print " + line + " within " + seconds + " s: " + Files.readString(log));
+    }
+}

@@ -1,0 +1,52 @@
+package io.asofconnect.replica;
+
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one replica in its own JVM, for crash tests: {@code ReplicaProcessMain <props file> <stop file>}.
+ * Prints {@code STARTED} once the replica has caught up once. When the stop file appears, it waits until the
+ * watermark reaches the epoch millis written in it, closes the replica and prints {@code STOPPED}.
+ */
+public final class ReplicaProcessMain {
+    private ReplicaProcessMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(Path.of(args[0]))) {
+            p.load(in);
+        }
+        Path stop = Path.of(args[1]);
+        Map<String, Object> props = new HashMap<>();
+        p.forEach((k, v) -> props.put(k.toString(), v));
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            if (!h.awaitWatermark(System.currentTimeMillis(), Duration.ofSeconds(60))) {
+                System.out.println("NOT CAUGHT UP " + h.health());
+                System.exit(2);
+            }
+            System.out.println("STARTED");
+            while (!Files.exists(stop)) {
+                if (System.nanoTime() > deadline) {
+                    System.out.println("NO STOP FILE");
+                    System.exit(3);
+                }
+                Thread.sleep(50);
+            }
+            long target = Long.parseLong(Files.readString(stop).trim());
+            if (!h.awaitWatermark(target, Duration.ofSeconds(60))) {
+                System.out.println("WATERMARK NOT REACHED " + h.health());
+                System.exit(4);
+            }
+        }
+        System.out.println("STOPPED");
+        System.exit(0);
+    }
+}
