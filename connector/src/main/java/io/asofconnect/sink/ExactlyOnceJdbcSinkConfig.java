@@ -45,7 +45,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     private static final String G_WRITES = "Writes";
     private static final String G_EXACTLY_ONCE = "Exactly-once and retries";
 
-    public static final ConfigDef CONFIG_DEF = define(new ConfigDef());
+    public static final ConfigDef CONFIG_DEF = EnrichmentOptions.addTo(define(new ConfigDef()));
 
     static ConfigDef define(ConfigDef def) {
         int c = 0;
@@ -138,6 +138,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     private final String offsetsTableName;
     private final int maxRetries;
     private final long retryBackoffMs;
+    private final boolean enrichmentEnabled;
 
     public ExactlyOnceJdbcSinkConfig(Map<String, String> props) {
         this(CONFIG_DEF, props);
@@ -165,6 +166,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         offsetsTableName = getString(OFFSETS_TABLE_NAME);
         maxRetries = getInt(MAX_RETRIES);
         retryBackoffMs = getLong(RETRY_BACKOFF_MS);
+        enrichmentEnabled = EnrichmentOptions.enabled(props);
         Map<String, String> problems = crossKeyProblems(insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled);
         if (!problems.isEmpty()) {
             Map.Entry<String, String> first = problems.entrySet().iterator().next();
@@ -207,6 +209,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public String offsetsTableName() { return offsetsTableName; }
     public int maxRetries() { return maxRetries; }
     public long retryBackoffMs() { return retryBackoffMs; }
+    /** Whether {@code enrich.table} is set: records are then enriched in the task before they are buffered. */
+    public boolean enrichmentEnabled() { return enrichmentEnabled; }
 
     /** The table a topic's records go to. */
     public String tableFor(String topic) {
@@ -218,6 +222,6 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public String toString() {
         return "ExactlyOnceJdbcSinkConfig{name=" + connectorName + ", insert.mode=" + insertMode + ", primary.key.mode="
                 + primaryKeyMode + ", schema.evolution=" + schemaEvolution + ", table.schema=" + tableSchema
-                + ", offsets.table.name=" + offsetsTableName + ", batch.size=" + batchSize + "}";
+                + ", offsets.table.name=" + offsetsTableName + ", batch.size=" + batchSize + ", enrichment=" + enrichmentEnabled + "}";
     }
 }

@@ -70,6 +70,7 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
         for (ConfigValue v : config.configValues()) {
             byName.put(v.name(), v);
         }
+        EnrichmentOptions.problems(connectorConfigs, byName);
         if (hasErrors(byName, ExactlyOnceJdbcSinkConfig.INSERT_MODE, ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
                 ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED)) {
             return config;

@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.enrich.EnrichConfig;
+import io.asofconnect.enrich.EnrichmentEngine;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -43,6 +45,17 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private int failedAttempts;
     private boolean reconcileNeeded;
     private ConnectException failure;
+    private final java.util.function.Function<Map<String, String>, ReplicaLease> replicas;
+    private EnrichmentStage enrichment;
+
+    public ExactlyOnceJdbcSinkTask() {
+        this(ReplicaLease::fromRegistry);
+    }
+
+    /** With another source of replicas, for tests that feed a real version store by hand. */
+    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas) {
+        this.replicas = replicas;
+    }
 
     @Override
     public String version() {
@@ -63,8 +76,28 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         OffsetStore offsets = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
         writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog);
         reporter = context == null ? null : context.errantRecordReporter();
+        if (config.enrichmentEnabled()) {
+            enrichment = startEnrichment(props);
+        }
         log.info("Started sink task of connector {} ({}); bad records {}", config.connectorName(), config,
                 reporter == null ? "fail the task" : "go to the errant record reporter");
+    }
+
+    private EnrichmentStage startEnrichment(Map<String, String> props) {
+        EnrichConfig enrichConfig = new EnrichConfig(props);
+        ReplicaLease lease = replicas.apply(props);
+        try {
+            EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, lease.lookup());
+            log.info("Enriching records from table {} of the replica before writing", enrichConfig.table());
+            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), this::onBadRecord, System::nanoTime);
+        } catch (RuntimeException e) {
+            try {
+                lease.release().close();
+            } catch (Exception suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
     }
 
     /** Takes each partition over with a new epoch and rewinds the consumer to the offset the target holds. */
@@ -106,17 +139,30 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     @Override
     public synchronized void put(Collection<SinkRecord> records) {
         failIfFailed();
-        for (SinkRecord r : records) {
-            PartitionState state = partitions.get(PartitionState.partitionOf(r));
-            if (state == null) {
+        try {
+            for (SinkRecord r : records) {
+                PartitionState state = partitions.get(PartitionState.partitionOf(r));
                 // Connect delivers only assigned partitions; a record of a closed one must not be written.
-                continue;
+                if (state == null || !state.isNew(r)) {
+                    continue;
+                }
+                if (enrichment != null) {
+                    enrichment.offer(state, r);
+                } else {
+                    state.accept(r);
+                }
             }
-            if (state.offer(r)) {
-                bufferedRecords++;
+            if (enrichment != null) {
+                for (PartitionState state : partitions.values()) {
+                    enrichment.retry(state, context);
+                }
             }
+        } catch (ConnectException e) {
+            throw fail(e);
         }
-        if (bufferedRecords >= config.batchSize() || (reconcileNeeded && bufferedRecords > 0)) {
+        bufferedRecords = countBuffered();
+        boolean retryDue = reconcileNeeded && partitions.values().stream().anyMatch(PartitionState::hasUncommitted);
+        if (bufferedRecords >= config.batchSize() || retryDue) {
             flushBuffered();
         }
     }
@@ -154,10 +200,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         for (TopicPartition tp : revoked) {
             PartitionState s = partitions.remove(tp);
             if (s != null) {
-                dropped += s.buffered().size();
+                dropped += s.buffered().size() + s.held().size();
             }
         }
-        bufferedRecords -= dropped;
+        bufferedRecords = countBuffered();
         log.info("Closed {} partitions; {} buffered records dropped (they are re-read by the next owner)", revoked.size(), dropped);
     }
 
@@ -165,6 +211,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     public synchronized void stop() {
         if (writer != null) {
             writer.close();
+        }
+        if (enrichment != null) {
+            enrichment.close();
+            enrichment = null;
         }
         partitions.clear();
         bufferedRecords = 0;
@@ -195,8 +245,12 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         } catch (ConnectException e) {
             throw fail(e);
         } finally {
-            bufferedRecords = partitions.values().stream().mapToInt(s -> s.buffered().size()).sum();
+            bufferedRecords = countBuffered();
         }
+    }
+
+    private int countBuffered() {
+        return partitions.values().stream().mapToInt(s -> s.buffered().size()).sum();
     }
 
     /** Before the offset moves past a record that cannot be written: report it and wait, or stop. */

@@ -3,24 +3,37 @@ package io.asofconnect.sink;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.sink.SinkRecord;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * One assigned partition: the epoch this task holds it under, the next offset the target has committed,
- * and the records accepted since, in offset order. Offsets are the record's original Kafka coordinates
- * (before any SMT renamed its topic), since those are what the consumer commits.
+ * the records accepted since (to be written), and the records held back until the enrichment can answer
+ * them. Offsets are the record's original Kafka coordinates (before any SMT renamed its topic), since those
+ * are what the consumer commits.
+ *
+ * <p>Every record moves through, in offset order: held (optional) → accepted (buffered to be written, or
+ * skipped: it writes nothing but its offset still advances) → committed.
  */
 final class PartitionState {
+    /** A record waiting for the replica's watermark, and when it started waiting ({@link System#nanoTime}). */
+    record Held(SinkRecord record, long sinceNanos) {
+    }
+
     private final TopicPartition tp;
     private final long epoch;
     private long committedNext;
+    private long acceptedNext;
     private final List<SinkRecord> buffer = new ArrayList<>();
+    private final ArrayDeque<Held> held = new ArrayDeque<>();
+    private boolean paused;
 
     PartitionState(TopicPartition tp, long epoch, long committedNext) {
         this.tp = tp;
         this.epoch = epoch;
         this.committedNext = committedNext;
+        this.acceptedNext = committedNext;
     }
 
     static TopicPartition partitionOf(SinkRecord r) {
@@ -42,17 +55,40 @@ final class PartitionState {
 
     /** The offset after the last accepted record: what the next flush commits. */
     long targetNext() {
-        return buffer.isEmpty() ? committedNext : buffer.get(buffer.size() - 1).originalKafkaOffset() + 1;
+        return acceptedNext;
     }
 
-    /** Accepts a record unless it is at or before one already committed or buffered (a re-delivery); true if accepted. */
-    boolean offer(SinkRecord r) {
-        long next = targetNext();
-        if (next != OffsetStore.NO_OFFSET && r.originalKafkaOffset() < next) {
-            return false;
-        }
+    /** False for a record at or before one already committed, accepted or held: a re-delivery. */
+    boolean isNew(SinkRecord r) {
+        long next = held.isEmpty() ? acceptedNext : held.peekLast().record().originalKafkaOffset() + 1;
+        return next == OffsetStore.NO_OFFSET || r.originalKafkaOffset() >= next;
+    }
+
+    /** The record is to be written. */
+    void accept(SinkRecord r) {
         buffer.add(r);
-        return true;
+        acceptedNext = r.originalKafkaOffset() + 1;
+    }
+
+    /** The record writes nothing (dropped, or reported as errant), but its offset advances. */
+    void skip(SinkRecord r) {
+        acceptedNext = r.originalKafkaOffset() + 1;
+    }
+
+    void hold(SinkRecord r, long nowNanos) {
+        held.addLast(new Held(r, nowNanos));
+    }
+
+    ArrayDeque<Held> held() {
+        return held;
+    }
+
+    boolean paused() {
+        return paused;
+    }
+
+    void paused(boolean p) {
+        paused = p;
     }
 
     List<SinkRecord> buffered() {
@@ -60,12 +96,15 @@ final class PartitionState {
     }
 
     boolean hasUncommitted() {
-        return targetNext() != committedNext;
+        return acceptedNext != committedNext;
     }
 
     /** The target now holds everything before {@code next}: those records leave the buffer. */
     void committed(long next) {
         committedNext = next;
         buffer.removeIf(r -> r.originalKafkaOffset() < next);
+        if (acceptedNext == OffsetStore.NO_OFFSET || acceptedNext < next) {
+            acceptedNext = next;
+        }
     }
 }

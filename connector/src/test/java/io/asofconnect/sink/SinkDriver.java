@@ -16,11 +16,16 @@ import java.util.Map;
  * {@link RetriableException}, after the timeout the task asked for), preCommit, close, stop.
  */
 final class SinkDriver implements AutoCloseable {
-    final ExactlyOnceJdbcSinkTask task = new ExactlyOnceJdbcSinkTask();
+    final ExactlyOnceJdbcSinkTask task;
     final RecordingSinkTaskContext context;
     int retriableFailures;
 
     SinkDriver(Map<String, String> props, ErrantRecordReporter reporter) {
+        this(new ExactlyOnceJdbcSinkTask(), props, reporter);
+    }
+
+    SinkDriver(ExactlyOnceJdbcSinkTask task, Map<String, String> props, ErrantRecordReporter reporter) {
+        this.task = task;
         context = new RecordingSinkTaskContext(props, reporter);
         task.initialize(context);
         task.start(props);

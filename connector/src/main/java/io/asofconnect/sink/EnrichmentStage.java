@@ -1,0 +1,98 @@
+package io.asofconnect.sink;
+
+import io.asofconnect.enrich.EnrichOutcome;
+import io.asofconnect.enrich.EnrichmentEngine;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.apache.kafka.connect.sink.SinkTaskContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.function.LongSupplier;
+
+/**
+ * Runs records through the enrichment engine before they are buffered, without ever blocking the task: a
+ * record whose event time is past the replica's watermark is held, with every later record of its
+ * partition (order is kept), and asked again on later {@code put} calls; after {@code enrich.lateness.wait.ms}
+ * the engine's late policy decides. A partition holding {@code buffer.max.records} is paused until it drains.
+ */
+final class EnrichmentStage implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(EnrichmentStage.class);
+
+    private final EnrichmentEngine engine;
+    private final AutoCloseable lease;
+    private final int maxHeld;
+    private final long latenessWaitNanos;
+    private final BatchWriter.BadRecordHandler errant;
+    private final LongSupplier nanoClock;
+
+    EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock) {
+        this.engine = engine;
+        this.lease = lease;
+        this.maxHeld = maxHeld;
+        this.latenessWaitNanos = engine.config().latenessWaitMs() * 1_000_000L;
+        this.errant = errant;
+        this.nanoClock = nanoClock;
+    }
+
+    /** A new record of this partition: enriched now if it can be, otherwise held behind the ones already held. */
+    void offer(PartitionState s, SinkRecord r) {
+        if (!s.held().isEmpty() || !apply(s, r, engine.tryEnrich(r))) {
+            s.hold(r, nanoClock.getAsLong());
+        }
+    }
+
+    /** Asks again for the held records, oldest first, and pauses or resumes the partition. */
+    void retry(PartitionState s, SinkTaskContext context) {
+        while (!s.held().isEmpty()) {
+            PartitionState.Held head = s.held().peekFirst();
+            EnrichOutcome<SinkRecord> outcome = engine.tryEnrich(head.record());
+            if (outcome instanceof EnrichOutcome.NotYetVisible<SinkRecord>) {
+                if (nanoClock.getAsLong() - head.sinceNanos() < latenessWaitNanos) {
+                    break;
+                }
+                outcome = engine.resolveLate(head.record());
+            }
+            s.held().pollFirst();
+            if (!apply(s, head.record(), outcome)) {
+                throw new IllegalStateException("the enrichment engine answered NotYetVisible to resolveLate");
+            }
+        }
+        if (!s.paused() && s.held().size() >= maxHeld) {
+            context.pause(s.partition());
+            s.paused(true);
+            log.debug("Paused {}: {} records wait for the replica's watermark", s.partition(), s.held().size());
+        } else if (s.paused() && s.held().size() < maxHeld) {
+            context.resume(s.partition());
+            s.paused(false);
+            log.debug("Resumed {}", s.partition());
+        }
+    }
+
+    /** False when the record cannot be answered yet. */
+    private boolean apply(PartitionState s, SinkRecord original, EnrichOutcome<SinkRecord> outcome) {
+        if (outcome instanceof EnrichOutcome.Enriched<SinkRecord> e) {
+            s.accept(e.record());
+        } else if (outcome instanceof EnrichOutcome.Dropped<SinkRecord>) {
+            s.skip(original);
+        } else if (outcome instanceof EnrichOutcome.Failed<SinkRecord> f) {
+            errant.onBadRecord(original, f.reason());
+            s.skip(original);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    @Override
+    public void close() {
+        try {
+            engine.close();
+        } finally {
+            try {
+                lease.close();
+            } catch (Exception e) {
+                log.warn("Releasing the replica failed: {}", e.toString());
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.asofconnect.sink;
+
+import io.asofconnect.enrich.EnrichConfig;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.SourcePosition;
+import io.asofconnect.lookup.Version;
+import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.StoreBackedLookup;
+import io.asofconnect.replica.store.StoreOptions;
+import io.asofconnect.replica.store.WatermarkTracker;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.sink.SinkRecord;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The sink hosting the enrichment, against a real version store fed by hand (as the capture thread feeds
+ * it) and a real target Postgres: records ahead of the watermark are held in order, the partition is
+ * paused at the bound and resumed, dropped and failed records still move the offset.
+ */
+class EnrichmentHostingTest {
+    static final String CUSTOMERS = "public.customers";
+    static final Schema CUSTOMER = SchemaBuilder.struct().name("customers.Value")
+            .field("id", Schema.INT32_SCHEMA).field("name", Schema.OPTIONAL_STRING_SCHEMA).build();
+    static final Schema ORDER = SchemaBuilder.struct().name("orders.Value")
+            .field("id", Schema.INT64_SCHEMA).field("customer_id", Schema.OPTIONAL_INT64_SCHEMA).build();
+
+    static TargetDatabase db;
+
+    @TempDir
+    Path dir;
+    MapDbVersionStore store;
+    WatermarkTracker watermark;
+    int releases;
+
+    @BeforeAll
+    static void startDatabase() throws Exception {
+        db = TargetDatabase.start();
+        ExactlyOnceJdbcSinkTaskTest.db = db;
+    }
+
+    @AfterAll
+    static void stopDatabase() throws Exception {
+        db.close();
+    }
+
+    @BeforeEach
+    void replica() {
+        store = MapDbVersionStore.open(dir.resolve("replica.db"), StoreOptions.defaults());
+        watermark = new WatermarkTracker(Long.MIN_VALUE);
+        put(1, "Alice", 1_000);
+        put(1, "Alicia", 5_000);
+        commit(3_000);
+    }
+
+    @AfterEach
+    void closeReplica() {
+        watermark.wakeAll();
+        store.close();
+    }
+
+    private long lsn = 0x100;
+
+    void put(int id, String name, long validFrom) {
+        store.put(CUSTOMERS, RowKey.of(id), new Version(validFrom, new SourcePosition(lsn++, 0), new Struct(CUSTOMER).put("id", id).put("name", name)));
+    }
+
+    void commit(long w) {
+        store.setWatermark(w);
+        store.commit();
+        watermark.advanceTo(w);
+    }
+
+    SinkDriver sink(Map<String, String> props, CollectingReporterHolder reporter) {
+        ExactlyOnceJdbcSinkTask task = new ExactlyOnceJdbcSinkTask(p -> new ReplicaLease(
+                new StoreBackedLookup(store, watermark, Set.of(CUSTOMERS)), () -> releases++));
+        return new SinkDriver(task, props, reporter == null ? null : reporter.reporter);
+    }
+
+    record CollectingReporterHolder(ExactlyOnceJdbcSinkTaskTest.CollectingReporter reporter) {
+    }
+
+    Map<String, String> props(String name) {
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
+        p.put(ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION, "BASIC");
+        p.put(ExactlyOnceJdbcSinkConfig.BUFFER_MAX_RECORDS, "2");
+        p.put(EnrichConfig.TABLE, CUSTOMERS);
+        p.put(EnrichConfig.KEY_FIELDS, "customer_id");
+        p.put(EnrichConfig.OUTPUT_MODE, "FLATTEN");
+        p.put(EnrichConfig.VERSION_METADATA, "false");
+        p.put(EnrichConfig.ON_MISS, "DROP");
+        p.put(EnrichConfig.LATENESS_WAIT_MS, "60000");
+        p.put("replica.name", "test-replica");
+        return p;
+    }
+
+    static SinkRecord order(String topic, long offset, Long customer, long eventTime) {
+        Struct v = new Struct(ORDER).put("id", offset).put("customer_id", customer);
+        return new SinkRecord(topic, 0, null, null, ORDER, v, offset, eventTime, TimestampType.CREATE_TIME);
+    }
+
+    @Test
+    void recordsAheadOfTheWatermarkWaitInOrderWithThePartitionPausedAtTheBound() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders");
+        Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = sink(p, null).open(tp)) {
+            d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, 1L, 6_000), order(topic, 2, 1L, 2_500)));
+            assertThat(d.context.paused).containsExactly(tp);
+            assertThat(d.commit()).as("only the record before the first one held").containsEntry(tp, 1L);
+
+            d.deliver(List.of());
+            assertThat(d.context.paused).as("still nothing visible past the watermark").containsExactly(tp);
+
+            put(1, "Ally", 8_000);
+            commit(7_000);
+            d.deliver(List.of());
+            assertThat(d.context.paused).isEmpty();
+            assertThat(d.context.calls).containsSubsequence("pause [" + tp + "]", "resume [" + tp + "]");
+            d.deliver(List.of(order(topic, 3, 99L, 2_000)));
+            assertThat(d.commit()).as("the dropped record's offset advances too").containsEntry(tp, 4L);
+        }
+        assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
+                .containsExactly("0:Alice", "1:Alicia", "2:Alice");
+        assertThat(releases).isEqualTo(1);
+    }
+
+    @Test
+    void aRecordTheEngineCannotEnrichIsReportedOrStopsTheTask() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_bad");
+        Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_bad_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        ExactlyOnceJdbcSinkTaskTest.CollectingReporter reporter = new ExactlyOnceJdbcSinkTaskTest.CollectingReporter(p.get("name"));
+        try (SinkDriver d = sink(p, new CollectingReporterHolder(reporter)).open(tp)) {
+            d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, null, 2_000), order(topic, 2, 1L, 2_000)));
+            assertThat(d.commit()).containsEntry(tp, 3L);
+        }
+        assertThat(reporter.records).extracting(SinkRecord::kafkaOffset).containsExactly(1L);
+        assertThat(reporter.nextOffsetAtReport).allMatch(o -> o <= 1L);
+        assertThat(db.column("SELECT id FROM \"" + topic + "\" ORDER BY id")).containsExactly("0", "2");
+
+        String topic2 = ExactlyOnceJdbcSinkTaskTest.unique("orders_bad");
+        TopicPartition tp2 = new TopicPartition(topic2, 0);
+        try (SinkDriver d = sink(props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_none_sink")), null).open(tp2)) {
+            assertThatThrownBy(() -> d.deliver(List.of(order(topic2, 0, 1L, 2_000), order(topic2, 1, null, 2_000))))
+                    .isInstanceOf(ConnectException.class)
+                    .hasMessageContaining("the record at " + topic2 + "-0@1 cannot be written");
+            assertThat(d.commit()).doesNotContainKey(tp2);
+        }
+    }
+}
