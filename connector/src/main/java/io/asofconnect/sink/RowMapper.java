@@ -60,11 +60,12 @@ final class RowMapper {
             case NONE -> { }
             case KAFKA -> {
                 keyCols.add(new Column(KAFKA_TOPIC, ValueKind.TEXT, false));
-                keyVals.add(r.topic());
+                // The original coordinates: an SMT that routes several topics into one would make the renamed ones collide.
+                keyVals.add(r.originalTopic());
                 keyCols.add(new Column(KAFKA_PARTITION, ValueKind.INT32, false));
-                keyVals.add(r.kafkaPartition());
+                keyVals.add(r.originalKafkaPartition());
                 keyCols.add(new Column(KAFKA_OFFSET, ValueKind.INT64, false));
-                keyVals.add(r.kafkaOffset());
+                keyVals.add(r.originalKafkaOffset());
             }
             case RECORD_KEY -> keyFromRecordKey(r, keyCols, keyVals);
             case RECORD_VALUE -> {
