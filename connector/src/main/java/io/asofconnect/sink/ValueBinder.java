@@ -7,7 +7,9 @@ import java.nio.ByteBuffer;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Instant;
 import java.time.LocalDate;
+import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -33,7 +35,14 @@ final class ValueBinder {
                 case FLOAT32 -> ps.setFloat(index, ((Number) v).floatValue());
                 case FLOAT64 -> ps.setDouble(index, ((Number) v).doubleValue());
                 case BOOLEAN -> ps.setBoolean(index, (Boolean) v);
-                case TEXT, UUID, UNKNOWN -> ps.setObject(index, v.toString(), Types.OTHER);
+                case TEXT, UUID, UNKNOWN, ZONED_TIMESTAMP_TEXT -> ps.setObject(index, v.toString(), Types.OTHER);
+                case EPOCH_DAYS -> ps.setObject(index, LocalDate.ofEpochDay(((Number) v).longValue()));
+                case LOCAL_TIMESTAMP_MILLIS -> ps.setObject(index, LocalDateTime.ofInstant(Instant.ofEpochMilli(((Number) v).longValue()), ZoneOffset.UTC));
+                case LOCAL_TIMESTAMP_MICROS -> {
+                    long micros = ((Number) v).longValue();
+                    Instant at = Instant.ofEpochSecond(Math.floorDiv(micros, 1_000_000L), Math.floorMod(micros, 1_000_000L) * 1_000L);
+                    ps.setObject(index, LocalDateTime.ofInstant(at, ZoneOffset.UTC));
+                }
                 case BYTES -> ps.setBytes(index, bytes(v));
                 case DECIMAL -> ps.setBigDecimal(index, (BigDecimal) v);
                 case DATE -> ps.setObject(index, LocalDate.ofInstant(((java.util.Date) v).toInstant(), ZoneOffset.UTC));

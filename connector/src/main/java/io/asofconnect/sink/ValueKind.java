@@ -17,6 +17,12 @@ import java.util.Map;
  */
 enum ValueKind {
     INT16, INT32, INT64, FLOAT32, FLOAT64, BOOLEAN, TEXT, UUID, BYTES, DECIMAL, DATE, TIME, TIMESTAMP, JSON,
+    /** Debezium's io.debezium.time.Date: INT32 days since the epoch. */
+    EPOCH_DAYS,
+    /** Debezium's io.debezium.time.Timestamp / MicroTimestamp: INT64 milli- or microseconds, local (no zone). */
+    LOCAL_TIMESTAMP_MILLIS, LOCAL_TIMESTAMP_MICROS,
+    /** Debezium's io.debezium.time.ZonedTimestamp: an ISO-8601 string with offset, bound as text. */
+    ZONED_TIMESTAMP_TEXT,
     /** A schemaless null: bound as an untyped null, created as text. */
     UNKNOWN;
 
@@ -31,6 +37,10 @@ enum ValueKind {
                 // Debezium semantic types whose base type already binds right; the others map by base type.
                 case "io.debezium.data.Json": return JSON;
                 case "io.debezium.data.Uuid": return UUID;
+                case "io.debezium.time.Date": return EPOCH_DAYS;
+                case "io.debezium.time.Timestamp": return LOCAL_TIMESTAMP_MILLIS;
+                case "io.debezium.time.MicroTimestamp": return LOCAL_TIMESTAMP_MICROS;
+                case "io.debezium.time.ZonedTimestamp": return ZONED_TIMESTAMP_TEXT;
                 default: break;
             }
         }
@@ -100,7 +110,9 @@ enum ValueKind {
             case UUID -> "uuid";
             case BYTES -> "bytea";
             case DECIMAL -> "numeric";
-            case DATE -> "date";
+            case DATE, EPOCH_DAYS -> "date";
+            case LOCAL_TIMESTAMP_MILLIS, LOCAL_TIMESTAMP_MICROS -> "timestamp";
+            case ZONED_TIMESTAMP_TEXT -> "timestamptz";
             case TIME -> "time";
             case TIMESTAMP -> "timestamptz";
             case JSON -> "jsonb";

@@ -468,6 +468,33 @@ class ExactlyOnceJdbcSinkTaskTest {
                 + " WHERE i.indrelid = '\"" + topic + "\"'::regclass AND i.indisprimary")).containsExactly("id");
     }
 
+    @Test
+    void debeziumTimeTypesLandAsDatesAndTimestamps() throws Exception {
+        String topic = unique("dbz_time");
+        Schema schema = SchemaBuilder.struct()
+                .field("day", SchemaBuilder.int32().name("io.debezium.time.Date").build())
+                .field("at_ms", SchemaBuilder.int64().name("io.debezium.time.Timestamp").build())
+                .field("at_us", SchemaBuilder.int64().name("io.debezium.time.MicroTimestamp").build())
+                .field("zoned", SchemaBuilder.string().name("io.debezium.time.ZonedTimestamp").build())
+                .field("doc", SchemaBuilder.string().name("io.debezium.data.Json").build())
+                .field("uid", SchemaBuilder.string().name("io.debezium.data.Uuid").build())
+                .build();
+        Map<String, String> p = props(unique("dbz_time_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION, "BASIC");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Struct v = new Struct(schema).put("day", 19_000).put("at_ms", 1_700_000_000_123L).put("at_us", 1_700_000_000_123_456L)
+                .put("zoned", "2023-11-14T22:13:20.5+01:00").put("doc", "{\"a\": [1, 2]}").put("uid", "6F9619FF-8B86-D011-B42D-00C04FC964FF");
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(List.of(new SinkRecord(topic, 0, null, null, schema, v, 0)));
+            d.commit();
+        }
+        assertThat(db.column("SELECT day || '|' || at_ms || '|' || at_us || '|' || (zoned = '2023-11-14T21:13:20.5Z'::timestamptz)"
+                + " || '|' || (doc->'a'->>1) || '|' || uid FROM \"" + topic + "\""))
+                .containsExactly("2022-01-08|2023-11-14 22:13:20.123|2023-11-14 22:13:20.123456|true|2|6f9619ff-8b86-d011-b42d-00c04fc964ff");
+        assertThat(db.column("SELECT data_type FROM information_schema.columns WHERE table_name = '" + topic + "' ORDER BY ordinal_position"))
+                .containsExactly("date", "timestamp without time zone", "timestamp without time zone", "timestamp with time zone", "jsonb", "uuid");
+    }
+
     static List<String> range(int fromInclusive, int toInclusive) {
         List<String> out = new ArrayList<>();
         for (int i = fromInclusive; i <= toInclusive; i++) {
