@@ -131,6 +131,15 @@ public final class PageViews {
         producer.flush();
     }
 
+    /** Id of the last event produced (ids start at 1). */
+    public long lastEventId() {
+        return nextEventId - 1;
+    }
+
+    public String targetDb() {
+        return targetDb;
+    }
+
     public int producedCount() {
         return produced.size();
     }
