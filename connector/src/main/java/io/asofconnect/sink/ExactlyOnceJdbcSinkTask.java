@@ -36,6 +36,7 @@ import java.util.concurrent.TimeoutException;
 public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkTask.class);
     private static final long REPORT_TIMEOUT_MS = 60_000L;
+    private static final long HOLD_RECHECK_MS = 100L;
 
     private ExactlyOnceJdbcSinkConfig config;
     private ExactlyOnceWriter writer;
@@ -153,8 +154,15 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                 }
             }
             if (enrichment != null) {
+                boolean holding = false;
                 for (PartitionState state : partitions.values()) {
                     enrichment.retry(state, context);
+                    holding |= !state.held().isEmpty();
+                }
+                if (holding) {
+                    // Connect polls (and calls put) only as often as it commits offsets when partitions are paused or idle;
+                    // a short timeout brings the next put, and the next look at the watermark, sooner.
+                    context.timeout(HOLD_RECHECK_MS);
                 }
             }
         } catch (ConnectException e) {

@@ -124,6 +124,7 @@ class EnrichmentHostingTest {
         try (SinkDriver d = sink(p, null).open(tp)) {
             d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, 1L, 6_000), order(topic, 2, 1L, 2_500)));
             assertThat(d.context.paused).containsExactly(tp);
+            assertThat(d.context.calls).as("the task asks to be called again soon").contains("timeout 100");
             assertThat(d.commit()).as("only the record before the first one held").containsEntry(tp, 1L);
 
             d.deliver(List.of());

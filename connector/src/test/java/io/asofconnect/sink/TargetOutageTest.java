@@ -1,6 +1,8 @@
 package io.asofconnect.sink;
 
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,6 +22,7 @@ import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.createEventTable;
 import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.events;
 import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.range;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** The target restarted, its backend killed, its COMMIT reply lost: every record still lands exactly once. */
@@ -61,6 +64,40 @@ class TargetOutageTest {
             assertThat(d.commit()).containsEntry(tp, 25L);
         }
         assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 25));
+    }
+
+    @Test
+    void aLongOutageFailsTheTaskOnlyAfterTheConfiguredRetriesAndLosesNothing() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("outage");
+        createEventTable(topic);
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("outage_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "5");
+        p.put(ExactlyOnceJdbcSinkConfig.MAX_RETRIES, "3");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(events(topic, 0, 0, 5));
+            db.stop();
+            try {
+                java.util.List<org.apache.kafka.connect.sink.SinkRecord> batch = events(topic, 0, 5, 10);
+                for (int attempt = 1; attempt <= 3; attempt++) {
+                    assertThatThrownBy(() -> d.task.put(batch)).as("attempt %d", attempt).isInstanceOf(RetriableException.class);
+                    assertThat(d.context.timeoutMs).isEqualTo(50L);
+                }
+                assertThatThrownBy(() -> d.task.put(batch)).isInstanceOf(ConnectException.class)
+                        .isNotInstanceOf(RetriableException.class)
+                        .hasMessageContaining("stayed unavailable through 3 retries")
+                        .hasMessageContaining("nothing was lost");
+                assertThat(d.commit()).containsEntry(tp, 5L);
+            } finally {
+                db.restart();
+            }
+        }
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            assertThat(d.context.offsets).containsEntry(tp, 5L);
+            d.deliver(events(topic, 0, 5, 10));
+            d.commit();
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 10));
     }
 
     @Test
