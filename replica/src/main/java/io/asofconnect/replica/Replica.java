@@ -51,10 +51,10 @@ public final class Replica implements AutoCloseable {
     private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
             new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
     private final ScheduledExecutorService restarter;
-    private VersionStore store;
+    private volatile VersionStore store;
     private WatermarkTracker tracker;
-    private StoreBackedLookup lookup;
-    private BatchApplier applier;
+    private volatile StoreBackedLookup lookup;
+    private volatile BatchApplier applier;
     private WatermarkProber prober;
     private volatile CaptureEngine engine;
     private int restarts;
@@ -100,11 +100,7 @@ public final class Replica implements AutoCloseable {
                     throw new ConnectException(GapDetector.failMessage(config, gap.get()));
                 }
                 LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
-                store.close();
-                store = null;
-                Path aside = quarantine(config.storeFile());
-                LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
-                store = openStore();
+                replaceStore(source);
                 historyPending = true;
             } else {
                 historyPending = store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
@@ -127,12 +123,43 @@ public final class Replica implements AutoCloseable {
         tracker = new WatermarkTracker(store.watermark());
         lookup = new StoreBackedLookup(store, tracker, Set.copyOf(config.tables()));
         applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
-        ReplicaRegistry.bindEngineStore(engineName, store);
+        ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
         prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs());
         prober.start();
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
+    }
+
+    /** Quarantines the current store file and opens an empty one in its place. */
+    private void replaceStore(StartupChecks.SourceState source) {
+        store.close();
+        store = null;
+        Path aside = quarantine(config.storeFile());
+        LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
+        store = openStore();
+        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus())) {
+            checks.dropSlot();
+        }
+    }
+
+    /**
+     * Throws when the slot no longer continues the stored history. Called by the offset store each time the
+     * connector (re)starts streaming, including Debezium's own retries, before it could recreate a missing
+     * slot and carry on past the gap. A source that cannot be reached now is left to the connector's retries.
+     */
+    void verifyResumable() {
+        StartupChecks.SourceState source;
+        try {
+            source = checks.sourceState();
+        } catch (ConnectException e) {
+            LOG.debug("Replica {}: slot not readable now, the connector will retry", config.name(), e);
+            return;
+        }
+        Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
+        if (gap.isPresent()) {
+            throw new ConnectException(GapDetector.failMessage(config, gap.get()));
+        }
     }
 
     private VersionStore openStore() {
@@ -186,12 +213,25 @@ public final class Replica implements AutoCloseable {
             if (old != null) {
                 old.close();
             }
-            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, checks.sourceState());
+            StartupChecks.SourceState source = checks.sourceState();
+            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
             if (gap.isPresent()) {
-                ConnectException e = new ConnectException(GapDetector.failMessage(config, gap.get()));
-                health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
-                LOG.error("Replica {}: {}", config.name(), e.getMessage());
-                return;
+                if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
+                    ConnectException e = new ConnectException(GapDetector.failMessage(config, gap.get()));
+                    health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
+                    LOG.error("Replica {}: {}", config.name(), e.getMessage());
+                    return;
+                }
+                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
+                replaceStore(source);
+                // Until the new snapshot is through, no time can be answered from the new store.
+                store.setHistoryStart(Long.MAX_VALUE);
+                store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
+                source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
+                store.setMeta(GapDetector.META_SLOT, config.slotName());
+                store.commit();
+                lookup = new StoreBackedLookup(store, tracker, Set.copyOf(config.tables()));
+                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
             }
             startEngine();
             health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
@@ -253,7 +293,7 @@ public final class Replica implements AutoCloseable {
         if (engine != null) {
             engine.close();
         }
-        ReplicaRegistry.unbindEngineStore(engineName);
+        ReplicaRegistry.unbindEngine(engineName);
         if (tracker != null) {
             tracker.wakeAll();
         }

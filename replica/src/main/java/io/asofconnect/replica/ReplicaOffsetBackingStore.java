@@ -1,6 +1,5 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.replica.store.VersionStore;
 import org.apache.kafka.connect.runtime.WorkerConfig;
 import org.apache.kafka.connect.storage.OffsetBackingStore;
 import org.apache.kafka.connect.util.Callback;
@@ -16,7 +15,7 @@ import java.util.concurrent.Future;
 /**
  * The embedded engine's offset store, backed by the replica's version store. Debezium instantiates it by
  * class name ({@code offset.storage}) and configures it with the engine's worker config, whose
- * {@code name} is the replica's engine name; the store is found through {@link ReplicaRegistry}.
+ * {@code name} is the replica's engine name; the replica and its store are found through {@link ReplicaRegistry}.
  *
  * <p>{@link #set} acknowledges without writing: the batch consumer already wrote the very same offsets,
  * serialized the same way, into the version store in the commit that applied the batch. Writing them here
@@ -38,7 +37,7 @@ public final class ReplicaOffsetBackingStore implements OffsetBackingStore {
 
     @Override
     public void start() {
-        store();
+        replica();
     }
 
     @Override
@@ -46,9 +45,16 @@ public final class ReplicaOffsetBackingStore implements OffsetBackingStore {
         // The replica owns the store and closes it.
     }
 
+    /**
+     * Called whenever the connector (re)starts its streaming, also after Debezium's own retries that we do not
+     * see otherwise: the moment to make sure the slot still continues the stored history, before the
+     * connector would recreate a missing slot and carry on past a gap.
+     */
     @Override
     public Future<Map<ByteBuffer, ByteBuffer>> get(Collection<ByteBuffer> keys) {
-        Map<ByteBuffer, ByteBuffer> all = store().offsets();
+        Replica replica = replica();
+        replica.verifyResumable();
+        Map<ByteBuffer, ByteBuffer> all = replica.store().offsets();
         Map<ByteBuffer, ByteBuffer> out = new HashMap<>();
         for (ByteBuffer k : keys) {
             ByteBuffer v = all.get(k);
@@ -72,10 +78,10 @@ public final class ReplicaOffsetBackingStore implements OffsetBackingStore {
         return Set.of();
     }
 
-    private VersionStore store() {
+    private Replica replica() {
         if (engineName == null) {
             throw new IllegalStateException(getClass().getSimpleName() + " was not configured with the engine name");
         }
-        return ReplicaRegistry.engineStore(engineName);
+        return ReplicaRegistry.engineReplica(engineName);
     }
 }

@@ -1,6 +1,5 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.replica.store.VersionStore;
 import org.apache.kafka.common.config.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,8 +27,8 @@ public final class ReplicaRegistry {
     private static final Object LOCK = new Object();
     /** Guarded by {@link #LOCK}. */
     private static final Map<String, Entry> REPLICAS = new HashMap<>();
-    /** Engine name to store, read by {@link ReplicaOffsetBackingStore}. */
-    private static final Map<String, VersionStore> ENGINE_STORES = new ConcurrentHashMap<>();
+    /** Engine name to its replica, read by {@link ReplicaOffsetBackingStore}. */
+    private static final Map<String, Replica> ENGINE_REPLICAS = new ConcurrentHashMap<>();
 
     private static final class Entry {
         final Replica replica;
@@ -120,16 +119,16 @@ public final class ReplicaRegistry {
         }
     }
 
-    static void bindEngineStore(String engineName, VersionStore store) {
-        ENGINE_STORES.put(engineName, store);
+    static void bindEngine(String engineName, Replica replica) {
+        ENGINE_REPLICAS.put(engineName, replica);
     }
 
-    static void unbindEngineStore(String engineName) {
-        ENGINE_STORES.remove(engineName);
+    static void unbindEngine(String engineName) {
+        ENGINE_REPLICAS.remove(engineName);
     }
 
-    static VersionStore engineStore(String engineName) {
-        VersionStore s = ENGINE_STORES.get(engineName);
+    static Replica engineReplica(String engineName) {
+        Replica s = ENGINE_REPLICAS.get(engineName);
         if (s == null) {
             throw new IllegalStateException("no version store is bound for capture engine '" + engineName + "'; the offset store"
                     + " " + ReplicaOffsetBackingStore.class.getName() + " works only inside a replica started by ReplicaRegistry");

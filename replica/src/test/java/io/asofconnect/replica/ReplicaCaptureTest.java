@@ -305,4 +305,44 @@ class ReplicaCaptureTest {
             assertThat(h.replica().store().history("public.pruned", RowKey.of(1)).size()).isLessThanOrEqualTo(2);
         }
     }
+
+    @Test
+    void terminatedWalsenderIsRetriedAndNothingIsLostOrDoubled() throws Exception {
+        db.exec("CREATE TABLE public.bounce (id int PRIMARY KEY, v int)", "INSERT INTO public.bounce VALUES (1, 0)");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("bounce", "bounce_slot", dir, "public.bounce"))) {
+            catchUp(h);
+            List<Long> commits = new ArrayList<>();
+            for (int round = 1; round <= 3; round++) {
+                commits.add(db.commit("UPDATE public.bounce SET v = " + round + " WHERE id = 1"));
+                db.exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'bounce_slot' AND active");
+                commits.add(db.commit("UPDATE public.bounce SET v = " + (round * 10) + " WHERE id = 1"));
+            }
+            catchUp(h);
+            List<Version> history = h.replica().store().history("public.bounce", RowKey.of(1));
+            assertThat(history.subList(1, history.size())).extracting(Version::validFrom).containsExactlyElementsOf(commits);
+            assertThat(history.get(history.size() - 1).row().getInt32("v")).isEqualTo(30);
+        }
+    }
+
+    @Test
+    void slotDroppedWhileRunningIsReportedAsAGapNotSkipped() throws Exception {
+        db.exec("CREATE TABLE public.dropped (id int PRIMARY KEY)");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("dropped", "dropped_slot", dir, "public.dropped"))) {
+            catchUp(h);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).until(() -> {
+                db.exec("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = 'dropped_slot' AND active");
+                try {
+                    db.exec("SELECT pg_drop_replication_slot('dropped_slot')");
+                    return true;
+                } catch (IllegalStateException stillActive) {
+                    return false;
+                }
+            });
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60))
+                    .until(() -> h.health().state() == ReplicaHealth.State.FAILED);
+            assertThat(h.failure()).get().extracting(Throwable::getMessage).asString()
+                    .contains("no longer exists").contains(ReplicaConfig.ON_GAP);
+            assertThat(h.health().detail()).contains(ReplicaConfig.ON_GAP);
+        }
+    }
 }

@@ -84,7 +84,10 @@ public final class CaptureEngine implements AutoCloseable {
                 LOG.warn("Closing the capture engine of replica {} failed", name, e);
                 break;
             } catch (IllegalStateException e) {
-                if (isFinished() || System.nanoTime() > deadline) {
+                if (isFinished()) {
+                    break;
+                }
+                if (System.nanoTime() > deadline) {
                     LOG.warn("Capture engine of replica {} could not be stopped: {}", name, e.getMessage());
                     break;
                 }

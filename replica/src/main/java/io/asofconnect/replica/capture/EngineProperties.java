@@ -39,6 +39,8 @@ public final class EngineProperties {
         p.putIfAbsent("heartbeat.interval.ms", "10000");
         p.putIfAbsent("offset.flush.interval.ms", "0");
         p.putIfAbsent("errors.max.retries", "-1");
+        // After a lost connection the connector waits this long before reconnecting (Debezium's default is 10 s).
+        p.putIfAbsent("retriable.restart.connector.wait.ms", "3000");
 
         p.setProperty("name", engineName(config));
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");

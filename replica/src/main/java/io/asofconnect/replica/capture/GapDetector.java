@@ -36,8 +36,8 @@ public final class GapDetector {
             return Optional.of("the store was built from slot " + storedSlot.get() + ", not " + config.slotName());
         }
         if (state.slot().isEmpty()) {
-            return Optional.of("replication slot " + config.slotName() + " no longer exists (dropped while the replica was"
-                    + " stopped); the changes since the store's last commit are gone");
+            return Optional.of("replication slot " + config.slotName() + " no longer exists (it was dropped, perhaps while the"
+                    + " replica was stopped); the changes since the store's last commit are gone");
         }
         StartupChecks.SlotState slot = state.slot().get();
         if ("lost".equals(slot.walStatus())) {
