@@ -345,4 +345,44 @@ class ReplicaCaptureTest {
             assertThat(h.health().detail()).contains(ReplicaConfig.ON_GAP);
         }
     }
+
+    @Test
+    void validFromColumnAndSnapshotTime() throws Exception {
+        db.exec("CREATE TABLE public.effective (id int PRIMARY KEY, v text, eff timestamptz NOT NULL, eff_local timestamp)",
+                "INSERT INTO public.effective VALUES (1, 'old', '2020-01-01 00:00:00+00', '2020-01-01 00:00:00')");
+        Map<String, Object> props = db.props("effective", "effective_slot", dir, "public.effective");
+        props.put(ReplicaConfig.VALID_FROM, "COLUMN");
+        props.put(ReplicaConfig.VALID_FROM_COLUMN, "eff");
+        props.put(ReplicaConfig.SNAPSHOT_VALID_FROM, "SNAPSHOT_TIME");
+        long beforeStart = System.currentTimeMillis();
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            List<Version> snap = h.replica().store().history("public.effective", RowKey.of(1));
+            assertThat(snap).hasSize(1);
+            assertThat(snap.get(0).validFrom()).as("snapshot rows are valid from the snapshot").isBetween(beforeStart - 5_000, h.watermark());
+            assertThat(h.historyStart()).isGreaterThanOrEqualTo(snap.get(0).validFrom()).isLessThanOrEqualTo(h.watermark());
+            assertThat(h.asOf("public.effective", RowKey.of(1), beforeStart - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
+
+            long future = h.watermark() + 2_000;
+            db.exec("UPDATE public.effective SET v = 'new', eff = to_timestamp(" + future + " / 1000.0) WHERE id = 1");
+            assertThat(h.awaitWatermark(future + 100, Duration.ofSeconds(30))).isTrue();
+            List<Version> all = h.replica().store().history("public.effective", RowKey.of(1));
+            assertThat(all).hasSize(2);
+            assertThat(all.get(1).validFrom()).isEqualTo(future);
+            assertThat(row(h.asOf("public.effective", RowKey.of(1), future - 1)).getString("v")).isEqualTo("old");
+            assertThat(row(h.asOf("public.effective", RowKey.of(1), future)).getString("v")).isEqualTo("new");
+        }
+    }
+
+    @Test
+    void slotIsDroppedOnStopOnlyWhenAskedTo() throws Exception {
+        db.exec("CREATE TABLE public.ephemeral (id int PRIMARY KEY)");
+        Map<String, Object> props = db.props("ephemeral", "ephemeral_slot", dir, "public.ephemeral");
+        props.put(ReplicaConfig.SLOT_DROP_ON_STOP, "true");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ephemeral_slot'")).isEqualTo(1);
+        }
+        assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ephemeral_slot'")).isZero();
+    }
 }
