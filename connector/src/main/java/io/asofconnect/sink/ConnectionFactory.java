@@ -13,6 +13,8 @@ import java.util.Properties;
  */
 final class ConnectionFactory {
     private static final int CONNECT_TIMEOUT_SECONDS = 10;
+    /** Longer than any wait inside our transactions (the errant record reporter's, at most a minute). */
+    static final long IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000L;
 
     private final String url;
     private final String user;
@@ -42,6 +44,14 @@ final class ConnectionFactory {
         Connection c = new Driver().connect(url, props);
         if (c == null) {
             throw new SQLException("the Postgres driver does not accept the URL in " + ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "08001");
+        }
+        try (java.sql.Statement s = c.createStatement()) {
+            // A task frozen mid-transaction (SIGSTOP, a long GC) holds its offsets rows locked, and the partition's new
+            // owner waits on them in open(); the server ends such a transaction after this long, so the wait is bounded.
+            s.execute("SET idle_in_transaction_session_timeout = " + IDLE_IN_TRANSACTION_TIMEOUT_MS);
+        } catch (SQLException e) {
+            c.close();
+            throw e;
         }
         c.setAutoCommit(false);
         return c;

@@ -28,6 +28,7 @@ final class SqlErrors {
             "57P02", // crash_shutdown
             "57P03", // cannot_connect_now
             "57014", // query_canceled (statement_timeout)
+            "25P03", // idle_in_transaction_session_timeout: this session was frozen too long; reconcile tells if it was fenced
             "55P03", // lock_not_available (lock_timeout)
             "40001", // serialization_failure
             "40P01", // deadlock_detected

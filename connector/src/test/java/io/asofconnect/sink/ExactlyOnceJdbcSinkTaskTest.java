@@ -254,6 +254,49 @@ class ExactlyOnceJdbcSinkTaskTest {
     }
 
     @Test
+    void aTaskFrozenInsideItsTransactionMakesTheNewOwnerWaitThenHandsOverExactly() throws Exception {
+        String topic = unique("frozen");
+        createEventTable(topic);
+        Map<String, String> p = props(unique("frozen_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "3");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch thaw = new java.util.concurrent.CountDownLatch(1);
+        // The reporter runs inside the flush's transaction: blocking it freezes the task there, as SIGSTOP would.
+        ErrantRecordReporter freezing = (record, error) -> {
+            inside.countDown();
+            try {
+                thaw.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return CompletableFuture.completedFuture(null);
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (SinkDriver old = new SinkDriver(p, freezing).open(tp)) {
+            List<SinkRecord> batch = List.of(event(topic, 0, 0, 0, 1), event(topic, 0, 1, 0, -2), event(topic, 0, 2, 0, 3));
+            Future<?> frozen = pool.submit(() -> old.deliver(batch));
+            assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
+            SinkDriver[] owner = new SinkDriver[1];
+            Future<?> takeover = pool.submit(() -> owner[0] = new SinkDriver(p, null).open(tp));
+            assertThatThrownBy(() -> takeover.get(1, TimeUnit.SECONDS)).as("the new owner waits on the frozen transaction")
+                    .isInstanceOf(TimeoutException.class);
+            thaw.countDown();
+            frozen.get(30, TimeUnit.SECONDS);
+            takeover.get(30, TimeUnit.SECONDS);
+            try (SinkDriver d = owner[0]) {
+                assertThat(d.context.offsets).as("the new owner starts after what the frozen task committed").containsEntry(tp, 3L);
+                d.deliver(events(topic, 0, 3, 5));
+                assertThat(d.commit()).containsEntry(tp, 5L);
+            }
+            assertThatThrownBy(() -> old.task.put(events(topic, 0, 3, 6))).isInstanceOf(FencedException.class);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactly("1", "3", "4", "5");
+    }
+
+    @Test
     void anUnwritableOffsetsTableFailsWithAnActionableMessageUntilGranted() throws Exception {
         String topic = unique("grants");
         String role = unique("sinkrole");
