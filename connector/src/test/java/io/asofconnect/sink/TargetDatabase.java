@@ -19,21 +19,39 @@ import java.util.List;
 final class TargetDatabase implements AutoCloseable {
     private final Path dataDir;
     private final int port;
+    private final java.util.Map<String, String> extraConfig;
     private EmbeddedPostgres pg;
 
-    private TargetDatabase(Path dataDir, int port) {
+    private TargetDatabase(Path dataDir, int port, java.util.Map<String, String> extraConfig) {
         this.dataDir = dataDir;
         this.port = port;
+        this.extraConfig = extraConfig;
     }
 
     static TargetDatabase start() throws IOException {
-        TargetDatabase db = new TargetDatabase(Files.createTempDirectory("asof-sink-pg"), freePort());
+        return start(java.util.Map.of());
+    }
+
+    /** Also a CDC source: the replica of the enrichment reads from it. */
+    static TargetDatabase startWithLogicalDecoding() throws IOException {
+        return start(java.util.Map.of("wal_level", "logical", "max_replication_slots", "4", "max_wal_senders", "4",
+                "track_commit_timestamp", "on", "wal_sender_timeout", "5s"));
+    }
+
+    private static TargetDatabase start(java.util.Map<String, String> extraConfig) throws IOException {
+        TargetDatabase db = new TargetDatabase(Files.createTempDirectory("asof-sink-pg"), freePort(), extraConfig);
         db.startServer();
         return db;
     }
 
+    int port() {
+        return port;
+    }
+
     private void startServer() throws IOException {
-        pg = EmbeddedPostgres.builder()
+        EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder();
+        extraConfig.forEach(builder::setServerConfig);
+        pg = builder
                 .setDataDirectory(dataDir)
                 .setCleanDataDirectory(false) // true would delete the data directory on every stop
                 .setPort(port)
