@@ -197,4 +197,16 @@ class StartupFailuresTest {
             assertThat(h.historyStart()).as("rows of a snapshot from an existing slot speak for now").isGreaterThan(Long.MIN_VALUE);
         }
     }
+
+    @Test
+    void aReplicationUserThatIsNotSuperuserStreamsAndProbes() throws Exception {
+        db.exec("CREATE ROLE repl_user LOGIN REPLICATION", "GRANT SELECT ON public.t TO repl_user",
+                "CREATE PUBLICATION repl_slot_pub FOR TABLE public.t");
+        Map<String, Object> p = props("repl");
+        p.put(ReplicaConfig.USER, "repl_user");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+            ReplicaCaptureTest.catchUp(h);
+            assertThat(h.asOf("public.t", RowKey.of(1), h.watermark())).isInstanceOf(LookupResult.Found.class);
+        }
+    }
 }
