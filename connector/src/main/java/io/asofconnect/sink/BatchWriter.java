@@ -45,6 +45,7 @@ final class BatchWriter {
         try (Statements statements = new Statements(c)) {
             RowChange.Shape current = null;
             PreparedStatement ps = null;
+            boolean tableExists = true;
             int pending = 0;
             for (SinkRecord r : records) {
                 RowChange change;
@@ -62,11 +63,12 @@ final class BatchWriter {
                         execute(ps);
                         pending = 0;
                     }
-                    if (catalog != null) {
-                        catalog.ensure(c, change);
-                    }
+                    tableExists = catalog == null || catalog.ensure(c, change);
                     current = shape;
                     ps = statements.get(shape);
+                }
+                if (!tableExists) {
+                    continue;
                 }
                 try {
                     bind(ps, change);
@@ -101,10 +103,7 @@ final class BatchWriter {
                 try {
                     table = mapper.tableFor(r.topic());
                     RowChange change = mapper.map(r);
-                    if (change != null) {
-                        if (catalog != null) {
-                            catalog.ensure(c, change);
-                        }
+                    if (change != null && (catalog == null || catalog.ensure(c, change))) {
                         PreparedStatement ps = statements.get(change.shape());
                         bind(ps, change);
                         ps.executeUpdate();

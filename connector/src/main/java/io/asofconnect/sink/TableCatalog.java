@@ -29,18 +29,20 @@ final class TableCatalog {
         this.dialect = dialect;
     }
 
-    /** Makes the table and the change's columns exist. */
-    void ensure(Connection c, RowChange change) throws SQLException {
+    /**
+     * Makes the table and the change's columns exist. False only for a delete on a table that does not exist:
+     * there is nothing to delete, and creating the table from a key alone would guess its columns.
+     */
+    boolean ensure(Connection c, RowChange change) throws SQLException {
         Set<String> known = columns.get(change.table());
         if (known != null && containsAll(known, change)) {
-            return;
+            return true;
         }
         lock(c, change.table());
         known = read(c, change.table());
         if (known.isEmpty()) {
             if (change.op() == RowChange.Op.DELETE) {
-                // Nothing to delete from a table that does not exist; creating it from a key alone would guess its columns.
-                return;
+                return false;
             }
             try (PreparedStatement ps = c.prepareStatement(dialect.createTable(change.table(), change.keyColumns(), change.valueColumns()))) {
                 ps.execute();
@@ -57,6 +59,7 @@ final class TableCatalog {
             }
         }
         columns.put(change.table(), known);
+        return true;
     }
 
     /** After a rollback the DDL of the transaction is gone too. */

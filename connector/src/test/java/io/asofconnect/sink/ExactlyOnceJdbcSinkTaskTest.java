@@ -512,6 +512,22 @@ class ExactlyOnceJdbcSinkTaskTest {
     }
 
     @Test
+    void aTombstoneForATableNotYetCreatedDeletesNothingAndMovesOn() throws Exception {
+        String topic = unique("tombstone_first");
+        Schema keySchema = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).build();
+        Map<String, String> p = props(unique("tombstone_first_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION, "BASIC");
+        p.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "RECORD_KEY");
+        p.put(ExactlyOnceJdbcSinkConfig.DELETE_ENABLED, "true");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(List.of(new SinkRecord(topic, 0, keySchema, new Struct(keySchema).put("id", 1), null, null, 0)));
+            assertThat(d.commit()).containsEntry(tp, 1L);
+        }
+        assertThat(db.scalar("SELECT count(*) FROM pg_tables WHERE tablename = '" + topic + "'")).isZero();
+    }
+
+    @Test
     void debeziumTimeTypesLandAsDatesAndTimestamps() throws Exception {
         String topic = unique("dbz_time");
         Schema schema = SchemaBuilder.struct()
