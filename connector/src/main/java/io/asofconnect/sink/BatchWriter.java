@@ -7,7 +7,11 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Savepoint;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -43,10 +47,8 @@ final class BatchWriter {
 
     void writeFast(Connection c, List<SinkRecord> records) throws SQLException, BadRecordInBatch {
         try (Statements statements = new Statements(c)) {
-            RowChange.Shape current = null;
-            PreparedStatement ps = null;
+            List<RowChange> run = new ArrayList<>();
             boolean tableExists = true;
-            int pending = 0;
             for (SinkRecord r : records) {
                 RowChange change;
                 try {
@@ -57,31 +59,58 @@ final class BatchWriter {
                 if (change == null) {
                     continue;
                 }
-                RowChange.Shape shape = change.shape();
-                if (!shape.equals(current)) {
-                    if (pending > 0) {
-                        execute(ps);
-                        pending = 0;
-                    }
+                if (!run.isEmpty() && !run.get(0).shape().equals(change.shape())) {
+                    writeRun(statements, run);
+                    run.clear();
+                }
+                if (run.isEmpty()) {
                     tableExists = catalog == null || catalog.ensure(c, change);
-                    current = shape;
-                    ps = statements.get(shape);
                 }
-                if (!tableExists) {
-                    continue;
+                if (tableExists) {
+                    run.add(change);
                 }
-                try {
-                    bind(ps, change);
-                } catch (DataException e) {
-                    throw new BadRecordInBatch();
-                }
-                ps.addBatch();
-                pending++;
             }
-            if (pending > 0) {
-                execute(ps);
-            }
+            writeRun(statements, run);
         }
+    }
+
+    /**
+     * Consecutive changes of one shape as one JDBC batch (which the driver sends as multi-row statements).
+     * An upsert batch keeps only the last change per key: one multi-row {@code INSERT ... ON CONFLICT} cannot
+     * touch a row twice, and the last change is what the row ends up as anyway.
+     */
+    private static void writeRun(Statements statements, List<RowChange> run) throws SQLException, BadRecordInBatch {
+        if (run.isEmpty()) {
+            return;
+        }
+        Collection<RowChange> changes = run;
+        if (run.get(0).op() == RowChange.Op.UPSERT && run.size() > 1) {
+            Map<List<Object>, RowChange> lastPerKey = new LinkedHashMap<>();
+            for (RowChange ch : run) {
+                lastPerKey.put(comparableKey(ch.keyValues()), ch);
+            }
+            changes = lastPerKey.values();
+        }
+        PreparedStatement ps = statements.get(run.get(0).shape());
+        try {
+            for (RowChange ch : changes) {
+                bind(ps, ch);
+                ps.addBatch();
+            }
+        } catch (DataException e) {
+            ps.clearBatch();
+            throw new BadRecordInBatch();
+        }
+        execute(ps);
+    }
+
+    /** Byte arrays compare by identity; as buffers they compare by content. */
+    private static List<Object> comparableKey(List<Object> values) {
+        List<Object> key = new ArrayList<>(values.size());
+        for (Object v : values) {
+            key.add(v instanceof byte[] b ? ByteBuffer.wrap(b) : v);
+        }
+        return key;
     }
 
     private static void execute(PreparedStatement ps) throws SQLException, BadRecordInBatch {

@@ -41,6 +41,8 @@ final class ConnectionFactory {
         props.setProperty("ApplicationName", applicationName);
         props.setProperty("connectTimeout", Integer.toString(CONNECT_TIMEOUT_SECONDS));
         props.setProperty("tcpKeepAlive", "true");
+        // Sends each JDBC batch of inserts as multi-row statements: about twice the rows per second. The URL may override it.
+        props.setProperty("reWriteBatchedInserts", "true");
         Connection c = new Driver().connect(url, props);
         if (c == null) {
             throw new SQLException("the Postgres driver does not accept the URL in " + ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "08001");

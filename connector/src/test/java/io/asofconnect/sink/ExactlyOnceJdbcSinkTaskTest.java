@@ -512,6 +512,27 @@ class ExactlyOnceJdbcSinkTaskTest {
     }
 
     @Test
+    void anUpsertBatchTouchingOneKeyTwiceKeepsTheLastChange() throws Exception {
+        String topic = unique("upsert_twice");
+        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int, payload text, PRIMARY KEY (writer, seq))");
+        Map<String, String> p = props(unique("upsert_twice_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.INSERT_MODE, "UPSERT");
+        p.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "RECORD_VALUE");
+        p.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "writer,seq");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        List<SinkRecord> batch = new ArrayList<>();
+        for (int o = 0; o < 9; o++) {
+            Struct v = new Struct(EVENT).put("writer", 0).put("seq", o % 3).put("payload", "v" + o);
+            batch.add(new SinkRecord(topic, 0, null, null, EVENT, v, o));
+        }
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(batch);
+            assertThat(d.commit()).containsEntry(tp, 9L);
+        }
+        assertThat(db.column("SELECT seq || ':' || payload FROM \"" + topic + "\" ORDER BY seq")).containsExactly("0:v6", "1:v7", "2:v8");
+    }
+
+    @Test
     void aTombstoneForATableNotYetCreatedDeletesNothingAndMovesOn() throws Exception {
         String topic = unique("tombstone_first");
         Schema keySchema = SchemaBuilder.struct().field("id", Schema.INT32_SCHEMA).build();
