@@ -31,9 +31,7 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
     @Override
     public void start(Map<String, String> props) {
         ExactlyOnceJdbcSinkConfig config = new ExactlyOnceJdbcSinkConfig(props);
-        JdbcUrlValidator.weakSslMode(config.connectionUrl()).ifPresent(mode -> log.warn(
-                "{} uses sslmode={}, which allows unencrypted or unauthenticated connections; use sslmode=verify-full",
-                ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log);
         this.props = Map.copyOf(props);
         log.info("Started connector {}", config.connectorName());
     }

@@ -66,9 +66,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     @Override
     public synchronized void start(Map<String, String> props) {
         config = new ExactlyOnceJdbcSinkConfig(props);
-        JdbcUrlValidator.weakSslMode(config.connectionUrl()).ifPresent(mode -> log.warn(
-                "{} uses sslmode={}, which allows unencrypted or unauthenticated connections; use sslmode=verify-full",
-                ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log);
         PostgresDialect dialect = new PostgresDialect(config.tableSchema());
         TableCatalog catalog = config.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
         RowMapper mapper = new RowMapper(config);

@@ -57,14 +57,26 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
         }
     }
 
-    /** The sslmode when it lets traffic go unencrypted or unauthenticated ({@code disable}, {@code allow}, {@code prefer}). */
+    /** One WARN line when the URL allows unencrypted or unauthenticated connections. */
+    static void warnIfWeakTls(String url, org.slf4j.Logger log) {
+        weakSslMode(url).ifPresent(mode -> log.warn("{} uses sslmode={}, which allows unencrypted or unauthenticated connections;"
+                + " use sslmode=verify-full", ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+    }
+
+    /**
+     * The sslmode when it lets traffic go unencrypted or unauthenticated ({@code disable}, {@code allow},
+     * {@code prefer}); a URL without sslmode or ssl=true gets the driver's default, {@code prefer}.
+     */
     static Optional<String> weakSslMode(String url) {
+        boolean sslTrue = false;
         for (Map.Entry<String, String> e : properties(url).entrySet()) {
-            if (e.getKey().equalsIgnoreCase("sslmode") && WEAK_SSL_MODES.contains(e.getValue().toLowerCase(Locale.ROOT))) {
-                return Optional.of(e.getValue().toLowerCase(Locale.ROOT));
+            if (e.getKey().equalsIgnoreCase("sslmode")) {
+                String mode = e.getValue().toLowerCase(Locale.ROOT);
+                return WEAK_SSL_MODES.contains(mode) ? Optional.of(mode) : Optional.empty();
             }
+            sslTrue |= e.getKey().equalsIgnoreCase("ssl") && e.getValue().equalsIgnoreCase("true");
         }
-        return Optional.empty();
+        return sslTrue ? Optional.empty() : Optional.of("prefer");
     }
 
     /** The URL's query properties, percent-decoded, as pgjdbc would read them. */

@@ -78,6 +78,8 @@ class ExactlyOnceJdbcSinkConnectorTest {
         assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=prefer")).contains("prefer");
         assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=disable")).contains("disable");
         assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=verify-full")).isEmpty();
+        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?ssl=true")).as("ssl=true means verify-full").isEmpty();
+        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app")).as("the driver's default").contains("prefer");
     }
 
     @Test
