@@ -54,8 +54,9 @@ final class ExactlyOnceWriter implements AutoCloseable {
 
     /**
      * Writes the buffered records of these partitions and moves their offsets, in one transaction. The
-     * offsets are updated first: that takes the rows' locks, so a new owner claiming a partition waits for
-     * this transaction, and a zombie learns it is fenced before writing anything.
+     * offsets rows are updated last, just before the commit, so their locks are held only for a moment: a new
+     * owner claiming a partition in {@code open} does not wait behind a long (or frozen) flush, and the
+     * flush, finding another epoch on the row, rolls everything back.
      */
     void flush(Collection<PartitionState> states, BatchWriter.BadRecordHandler badRecords) throws SQLException {
         List<PartitionState> dirty = states.stream().filter(PartitionState::hasUncommitted).toList();
@@ -66,16 +67,15 @@ final class ExactlyOnceWriter implements AutoCloseable {
         dirty.forEach(s -> records.addAll(s.buffered()));
         Connection c = connection();
         try {
-            advanceAll(c, dirty);
             try {
                 rows.writeFast(c, records);
             } catch (BatchWriter.BadRecordInBatch e) {
                 log.debug("A record of the batch cannot be written; rewriting the batch row by row");
                 c.rollback();
                 forgetCatalog();
-                advanceAll(c, dirty);
                 rows.writeCareful(c, records, badRecords);
             }
+            advanceAll(c, dirty);
             c.commit();
         } catch (SQLException | RuntimeException e) {
             abandon();
