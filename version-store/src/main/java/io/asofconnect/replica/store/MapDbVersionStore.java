@@ -53,9 +53,10 @@ import java.util.zip.CRC32C;
  * a file MapDB cannot open, a format version other than {@value #FORMAT_VERSION}, a failed checksum,
  * or a WAL with no store file is moved aside ({@link Quarantine}) and a fresh, empty store is created:
  * {@link OpenOutcome.Kind#REBUILT}. Damage found later, on a read, is a {@link StoreCorruptedException},
- * never a wrong row. MapDB does not support record checksums together with transactions, so a damaged
- * B-tree node that still decodes and happens to lead to an older, intact version of the same key is
- * the one case these checks cannot see.
+ * never a wrong row. MapDB does not support record checksums together with transactions, so B-tree
+ * nodes carry none: a damaged separator that misroutes a search is caught by cross-checking every
+ * floor against the leaf order ({@link #floorLocked}); {@link #find} (a point get) has no such
+ * cross-check and can answer "no such version" for a version behind a damaged separator.
  *
  * <p>Threads: one writer (every mutating method, {@link #commit()}, {@link #rollback()}); any number of
  * concurrent readers. Readers share a read lock and each single modification of a map takes it
@@ -301,17 +302,33 @@ public final class MapDbVersionStore implements VersionStore {
         return read(() -> floorLocked(table, k, probe));
     }
 
+    /**
+     * One {@code floorEntry}, then a second descent that must agree with it: the entry after the one
+     * found (or, if none was found, the key's first entry) must lie past the probe. A damaged B-tree
+     * separator can route a search to the wrong leaf, where the floor would be an older, intact
+     * version of the key (seen in StoreCorruptionTest); the second walk follows the leaf links instead
+     * and exposes that. It costs a second descent per lookup, and is the price of never answering
+     * with a wrong row.
+     */
     private Optional<Version> floorLocked(String table, byte[] k, Object[] probe) {
         Map.Entry<Object[], byte[]> e;
+        Object[] check;
         try {
             e = versions.floorEntry(probe);
+            boolean found = e != null && table.equals(e.getKey()[0]) && Arrays.equals(k, (byte[]) e.getKey()[1]);
+            if (!found) {
+                e = null;
+            }
+            check = found ? versions.higherKey(e.getKey()) : versions.ceilingKey(new Object[]{table, k});
         } catch (RuntimeException ex) {
             throw readFailure(table, ex);
         }
-        if (e == null || !table.equals(e.getKey()[0]) || !Arrays.equals(k, (byte[]) e.getKey()[1])) {
-            return Optional.empty();
+        if (check != null && table.equals(check[0]) && Arrays.equals(k, (byte[]) check[1])
+                && versions.comparator().compare(check, probe) <= 0) {
+            throw new StoreCorruptedException(file, "the versions index of table " + table
+                    + " is inconsistent (a lookup and the leaf order disagree)");
         }
-        return Optional.of(codec.decode(e.getKey(), e.getValue()));
+        return e == null ? Optional.empty() : Optional.of(codec.decode(e.getKey(), e.getValue()));
     }
 
     @Override
