@@ -48,8 +48,8 @@ final class ConnectionFactory {
             throw new SQLException("the Postgres driver does not accept the URL in " + ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "08001");
         }
         try (java.sql.Statement s = c.createStatement()) {
-            // A task frozen mid-transaction (SIGSTOP, a long GC) holds its offsets rows locked, and the partition's new
-            // owner waits on them in open(); the server ends such a transaction after this long, so the wait is bounded.
+            // A task frozen mid-transaction (SIGSTOP, a long GC) keeps the rows it wrote locked, and the partition's new
+            // owner may wait on them; the server ends such a transaction after this long, so that wait is bounded.
             s.execute("SET idle_in_transaction_session_timeout = " + IDLE_IN_TRANSACTION_TIMEOUT_MS);
         } catch (SQLException e) {
             c.close();
