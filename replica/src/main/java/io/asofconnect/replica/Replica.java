@@ -103,7 +103,13 @@ public final class Replica implements AutoCloseable {
                 replaceStore(source);
                 historyPending = true;
             } else {
-                historyPending = store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
+                boolean interruptedSnapshot = GapDetector.snapshotIncomplete(offsetCodec, store);
+                if (interruptedSnapshot) {
+                    LOG.info("Replica {}: the initial snapshot was interrupted; it is taken again and the history starts after it",
+                            config.name());
+                }
+                historyPending = interruptedSnapshot
+                        || store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
             }
         } else {
             // A new store; a slot that already exists has passed changes we will not see, so the snapshot's rows

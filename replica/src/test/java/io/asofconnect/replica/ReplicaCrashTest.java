@@ -119,22 +119,103 @@ class ReplicaCrashTest {
         }
     }
 
+    @Test
+    void sigkillDuringTheInitialSnapshotWhileWritersWriteConverges() throws Exception {
+        int rows = 20_000;
+        int hot = 200;
+        db.exec("CREATE TABLE public.big (id int PRIMARY KEY, seq int NOT NULL, pad text)",
+                "INSERT INTO public.big SELECT g, 0, repeat('x', 40) FROM generate_series(1, " + rows + ") g");
+        Path propsFile = dir.resolve("snap.properties");
+        Path stopFile = dir.resolve("snap-stop");
+        Properties p = new Properties();
+        db.props("snapcrash", "snapcrash_slot", dir.resolve("store"), "public.big").forEach((k, v) -> p.setProperty(k, v.toString()));
+        try (OutputStream out = Files.newOutputStream(propsFile)) {
+            p.store(out, null);
+        }
+        List<Committed> committed = new ArrayList<>();
+        AtomicBoolean writing = new AtomicBoolean(true);
+        Process first = startReplicaJvm(propsFile, stopFile, dir.resolve("snap-first.log"));
+        Process second = null;
+        try {
+            awaitLine(first, dir.resolve("snap-first.log"), "SNAPSHOT_IN_PROGRESS", 90);
+            CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write("public.big", hot, committed, writing));
+            first.destroyForcibly();
+            assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(Files.readString(dir.resolve("snap-first.log"))).as("killed before the snapshot was through").doesNotContain("STARTED");
+            second = startReplicaJvm(propsFile, stopFile, dir.resolve("snap-second.log"));
+            awaitLine(second, dir.resolve("snap-second.log"), "STARTED", 120);
+            pause(1500);
+            writing.set(false);
+            writer.get(60, TimeUnit.SECONDS);
+            long last;
+            synchronized (committed) {
+                last = committed.get(committed.size() - 1).commitMillis();
+            }
+            Files.writeString(stopFile, Long.toString(last));
+            assertThat(second.waitFor(120, TimeUnit.SECONDS)).as("second replica JVM stops").isTrue();
+            assertThat(second.exitValue()).as(Files.readString(dir.resolve("snap-second.log"))).isZero();
+            assertThat(Files.readString(dir.resolve("snap-second.log"))).contains("initial snapshot was interrupted");
+        } finally {
+            writing.set(false);
+            first.destroyForcibly();
+            if (second != null) {
+                second.destroyForcibly();
+            }
+        }
+        Map<Integer, List<String>> expected = new HashMap<>();
+        for (Committed c : committed) {
+            for (int id : c.ids()) {
+                expected.computeIfAbsent(id, k -> new ArrayList<>()).add(c.commitMillis() + "=" + c.seq());
+            }
+        }
+        Map<Integer, Integer> inDb = new HashMap<>();
+        try (var c = db.connect(); var st = c.createStatement(); var rs = st.executeQuery("SELECT id, seq FROM public.big")) {
+            while (rs.next()) {
+                inDb.put(rs.getInt(1), rs.getInt(2));
+            }
+        }
+        try (MapDbVersionStore store = MapDbVersionStore.open(dir.resolve("store").resolve("snapcrash.mapdb"), StoreOptions.defaults())) {
+            int keys = 0;
+            for (RowKey ignored : store.keys("public.big")) {
+                keys++;
+            }
+            assertThat(keys).isEqualTo(rows);
+            // The snapshot was taken again after the crash: its rows speak for then, so history starts after it.
+            long start = store.historyStart();
+            assertThat(start).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(store.watermark());
+            for (int id = 1; id <= rows; id++) {
+                List<Version> history = store.history("public.big", RowKey.of(id));
+                assertThat(history).as("key %d", id).isNotEmpty();
+                assertThat(history.get(history.size() - 1).row().getInt32("seq")).as("latest of key %d", id).isEqualTo(inDb.get(id));
+                List<String> streamed = history.stream().filter(v -> v.validFrom() >= start)
+                        .map(v -> v.validFrom() + "=" + v.row().getInt32("seq")).toList();
+                List<String> committedSinceStart = expected.getOrDefault(id, List.of()).stream()
+                        .filter(e -> Long.parseLong(e.substring(0, e.indexOf('='))) >= start).toList();
+                assertThat(streamed).as("history of key %d since %d", id, start).containsExactlyElementsOf(committedSinceStart);
+            }
+        }
+    }
+
     private static void write(List<Committed> committed, AtomicBoolean writing) {
+        write("public.crash", KEYS, committed, writing);
+    }
+
+    private static void write(String table, int keys, List<Committed> committed, AtomicBoolean writing) {
         Random rnd = new Random(7);
         int seq = 0;
         while (writing.get()) {
             seq++;
             // Mostly single-row transactions, some touching many rows at once.
-            int n = rnd.nextInt(10) == 0 ? 1 + rnd.nextInt(KEYS) : 1;
+            int n = rnd.nextInt(10) == 0 ? 1 + rnd.nextInt(Math.min(keys, 30)) : 1;
             List<Integer> ids = new ArrayList<>();
             while (ids.size() < n) {
-                int id = 1 + rnd.nextInt(KEYS);
+                int id = 1 + rnd.nextInt(keys);
                 if (!ids.contains(id)) {
                     ids.add(id);
                 }
             }
             String in = ids.stream().map(String::valueOf).reduce((a, b) -> a + "," + b).orElseThrow();
-            long at = db.commit("UPDATE public.crash SET seq = " + seq + " WHERE id IN (" + in + ")");
+            long at = db.commit("UPDATE " + table + " SET seq = " + seq + " WHERE id IN (" + in + ")");
             synchronized (committed) {
                 committed.add(new Committed(at, seq, ids));
             }

@@ -11,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Runs one replica in its own JVM, for crash tests: {@code ReplicaProcessMain <props file> <stop file>}.
- * Prints {@code STARTED} once the replica has caught up once. When the stop file appears, it waits until the
+ * Prints {@code SNAPSHOT_IN_PROGRESS} once some snapshot rows are committed, {@code STARTED} once the replica has caught up once. When the stop file appears, it waits until the
  * watermark reaches the epoch millis written in it, closes the replica and prints {@code STOPPED}.
  */
 public final class ReplicaProcessMain {
@@ -28,6 +28,15 @@ public final class ReplicaProcessMain {
         p.forEach((k, v) -> props.put(k.toString(), v));
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            // Tells a crash test that the snapshot is under way: some of its rows are committed, not all. A batch
+            // holds at most 2048 records (Debezium's max.batch.size), so past twice that, one batch is committed.
+            while (h.watermark() == Long.MIN_VALUE && System.nanoTime() < deadline) {
+                if (h.replica().snapshotRecordsApplied() > 2 * 2048) {
+                    System.out.println("SNAPSHOT_IN_PROGRESS");
+                    break;
+                }
+                Thread.sleep(5);
+            }
             if (!h.awaitWatermark(System.currentTimeMillis(), Duration.ofSeconds(60))) {
                 System.out.println("NOT CAUGHT UP " + h.health());
                 System.exit(2);

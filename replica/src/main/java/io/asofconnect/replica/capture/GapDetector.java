@@ -70,6 +70,25 @@ public final class GapDetector {
         return max;
     }
 
+    /**
+     * Whether the stored offsets stop inside the initial snapshot. The connector then takes the snapshot
+     * again, later, and resumes streaming after it, so the rows it reads speak for that later time only.
+     */
+    public static boolean snapshotIncomplete(OffsetCodec codec, VersionStore store) {
+        for (ByteBuffer v : store.offsets().values()) {
+            Map<?, ?> m = codec.decodeValue(v);
+            if (m == null) {
+                continue;
+            }
+            Object snapshot = m.get("snapshot");
+            boolean inSnapshot = snapshot != null && !Boolean.FALSE.equals(snapshot) && !"false".equalsIgnoreCase(snapshot.toString());
+            if (inSnapshot && !Boolean.TRUE.equals(m.get("last_snapshot_record"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The gap message for {@code replica.on.gap=FAIL}. */
     public static String failMessage(ReplicaConfig config, String reason) {
         return "replica '" + config.name() + "' cannot continue its stored history without missing changes: " + reason
