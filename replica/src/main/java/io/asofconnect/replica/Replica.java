@@ -55,7 +55,7 @@ public final class Replica implements AutoCloseable {
     private WatermarkTracker tracker;
     private volatile StoreBackedLookup lookup;
     private volatile BatchApplier applier;
-    private WatermarkProber prober;
+    private volatile WatermarkProber prober;
     private volatile CaptureEngine engine;
     private int restarts;
 
@@ -276,7 +276,15 @@ public final class Replica implements AutoCloseable {
     }
 
     public ReplicaHealth health() {
-        return health.get();
+        ReplicaHealth h = health.get();
+        WatermarkProber p = prober;
+        String probeError = p == null ? null : p.lastError();
+        if (h.state() == ReplicaHealth.State.RUNNING && probeError != null) {
+            // Changes still flow, but the watermark stands still: enrichment waiting on it would stall.
+            return new ReplicaHealth(h.state(), "streaming, but watermark probes fail (the watermark does not advance): " + probeError,
+                    h.failure());
+        }
+        return h;
     }
 
     /** Snapshot rows applied by this run of the replica (0 after a restart that resumed without a snapshot). */

@@ -385,4 +385,35 @@ class ReplicaCaptureTest {
         }
         assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ephemeral_slot'")).isZero();
     }
+
+    @Test
+    void transactionOpenAcrossARestartAppearsOnceAndAbortedOnesNever() throws Exception {
+        db.exec("CREATE TABLE public.pending (id int PRIMARY KEY, v text)");
+        Map<String, Object> props = db.props("pending", "pending_slot", dir, "public.pending");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+        }
+        try (java.sql.Connection open = db.connect(); java.sql.Connection aborted = db.connect()) {
+            open.setAutoCommit(false);
+            aborted.setAutoCommit(false);
+            try (var s = open.createStatement()) {
+                s.execute("INSERT INTO public.pending VALUES (1, 'spans the restart')");
+            }
+            try (var s = aborted.createStatement()) {
+                s.execute("INSERT INTO public.pending VALUES (2, 'never committed')");
+            }
+            try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+                catchUp(h);
+                assertThat(h.current("public.pending", RowKey.of(1))).isInstanceOf(LookupResult.Absent.class);
+            }
+            open.commit();
+            aborted.rollback();
+        }
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            catchUp(h);
+            assertThat(h.replica().store().history("public.pending", RowKey.of(1))).hasSize(1);
+            assertThat(row(h.current("public.pending", RowKey.of(1))).getString("v")).isEqualTo("spans the restart");
+            assertThat(h.replica().store().history("public.pending", RowKey.of(2))).isEmpty();
+        }
+    }
 }

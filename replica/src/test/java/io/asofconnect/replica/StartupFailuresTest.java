@@ -99,6 +99,14 @@ class StartupFailuresTest {
     }
 
     @Test
+    void compositeTypeColumnsAreRefused() {
+        db.exec("CREATE TYPE public.pair AS (x int, y int)", "CREATE TABLE public.composite (id int PRIMARY KEY, p public.pair)");
+        Map<String, Object> p = props("composite");
+        p.put(ReplicaConfig.TABLES, "public.composite");
+        failsFast(p, ConfigException.class, "column p of table public.composite has a composite type");
+    }
+
+    @Test
     void userWithoutReplication() {
         Map<String, Object> p = props("norepl");
         p.put(ReplicaConfig.USER, "plain_user");

@@ -113,6 +113,10 @@ public final class StartupChecks {
                         problems.add("table " + table + " has no primary key, so updates and deletes carry no key; run ALTER TABLE "
                                 + PgConnector.quoteIdent(schema) + "." + PgConnector.quoteIdent(name) + " REPLICA IDENTITY FULL");
                     }
+                    for (String col : compositeColumns(c, oid)) {
+                        problems.add("column " + col + " of table " + table + " has a composite type, which Debezium cannot"
+                                + " capture (it would drop the column silently); change its type or leave the table out");
+                    }
                     List<String> wanted = new ArrayList<>();
                     if (keys != null) {
                         wanted.addAll(keys);
@@ -132,6 +136,21 @@ public final class StartupChecks {
         if (!problems.isEmpty()) {
             throw new ConfigException("replica '" + config.name() + "': " + String.join("; ", problems));
         }
+    }
+
+    private static List<String> compositeColumns(Connection c, long oid) throws SQLException {
+        List<String> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT a.attname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid"
+                        + " WHERE a.attrelid = ? AND a.attnum > 0 AND NOT a.attisdropped AND t.typtype = 'c' ORDER BY a.attnum")) {
+            ps.setLong(1, oid);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    out.add(rs.getString(1));
+                }
+            }
+        }
+        return out;
     }
 
     private static boolean columnExists(Connection c, long oid, String column) throws SQLException {
