@@ -1,13 +1,17 @@
 package io.asofconnect.sink;
 
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigValue;
 import org.apache.kafka.connect.connector.Task;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.sink.SinkConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -53,6 +57,31 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
     @Override
     public void stop() {
         log.info("Stopped connector {}", props == null ? "(not started)" : props.get(ExactlyOnceJdbcSinkConfig.CONNECTOR_NAME));
+    }
+
+    /**
+     * The offsets that count are in the target's offsets table, so REST {@code PATCH}/{@code DELETE .../offsets}
+     * (connector stopped) change them there, in one transaction; Connect then moves the consumer group to match.
+     */
+    @Override
+    public boolean alterOffsets(Map<String, String> connectorConfig, Map<TopicPartition, Long> offsets) {
+        ExactlyOnceJdbcSinkConfig config = new ExactlyOnceJdbcSinkConfig(connectorConfig);
+        PostgresDialect dialect = new PostgresDialect(config.tableSchema());
+        OffsetStore store = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
+        ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
+                config.connectionPassword(), "asof-connect sink " + config.connectorName() + " (offsets)");
+        try (Connection c = connections.open()) {
+            store.ensureTable(c);
+            for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+                store.overwrite(c, e.getKey(), e.getValue());
+            }
+            c.commit();
+        } catch (SQLException e) {
+            throw new ConnectException("changing the offsets in " + store.qualifiedName() + " failed (" + SqlErrors.describe(e)
+                    + "); nothing was changed. Check that the target is reachable and the user may write that table");
+        }
+        log.info("Set the offsets of {} partitions of connector {} in {}", offsets.size(), config.connectorName(), store.qualifiedName());
+        return true;
     }
 
     @Override

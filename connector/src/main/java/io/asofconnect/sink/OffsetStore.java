@@ -79,6 +79,19 @@ final class OffsetStore {
         }
     }
 
+    /** Sets the partition's next offset ({@code null}: forgets the partition), fencing any task holding it. */
+    void overwrite(Connection c, TopicPartition tp, Long nextOffset) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(nextOffset == null ? dialect.deleteOffset(table) : dialect.setOffset(table))) {
+            ps.setString(1, connectorName);
+            ps.setString(2, tp.topic());
+            ps.setInt(3, tp.partition());
+            if (nextOffset != null) {
+                ps.setLong(4, nextOffset);
+            }
+            ps.executeUpdate();
+        }
+    }
+
     Optional<Claim> read(Connection c, TopicPartition tp) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(dialect.readOffset(table))) {
             ps.setString(1, connectorName);

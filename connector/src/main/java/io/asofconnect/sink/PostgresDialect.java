@@ -142,6 +142,22 @@ final class PostgresDialect {
                 + " WHERE \"connector_name\" = ? AND \"topic\" = ? AND \"kafka_partition\" = ? AND \"epoch\" = ?";
     }
 
+    /**
+     * Sets a partition's next offset by hand (REST PATCH .../offsets), raising its epoch so that no task still
+     * holding the old one can commit; parameters: connector, topic, partition, next_offset.
+     */
+    String setOffset(String offsetsTable) {
+        return "INSERT INTO " + table(offsetsTable) + " AS o (\"connector_name\", \"topic\", \"kafka_partition\", \"next_offset\", \"epoch\")"
+                + " VALUES (?, ?, ?, ?, 1)"
+                + " ON CONFLICT (\"connector_name\", \"topic\", \"kafka_partition\")"
+                + " DO UPDATE SET \"next_offset\" = EXCLUDED.\"next_offset\", \"epoch\" = o.\"epoch\" + 1, \"updated_at\" = now()";
+    }
+
+    /** Forgets a partition (REST DELETE .../offsets); parameters: connector, topic, partition. */
+    String deleteOffset(String offsetsTable) {
+        return "DELETE FROM " + table(offsetsTable) + " WHERE \"connector_name\" = ? AND \"topic\" = ? AND \"kafka_partition\" = ?";
+    }
+
     /** Parameters: connector, topic, partition; returns epoch, next_offset. */
     String readOffset(String offsetsTable) {
         return "SELECT \"epoch\", \"next_offset\" FROM " + table(offsetsTable)

@@ -151,6 +151,33 @@ class ExactlyOnceJdbcSinkTaskTest {
     }
 
     @Test
+    void offsetsAlteredThroughTheConnectorMoveTheTargetsOffsetsAndFenceTheOldEpoch() throws Exception {
+        String topic = unique("alter");
+        createEventTable(topic);
+        Map<String, String> p = props(unique("alter_sink"));
+        TopicPartition tp0 = new TopicPartition(topic, 0);
+        TopicPartition tp1 = new TopicPartition(topic, 1);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp0, tp1)) {
+            d.deliver(events(topic, 0, 0, 3));
+            d.deliver(events(topic, 1, 0, 3));
+            d.commit();
+            Map<TopicPartition, Long> altered = new HashMap<>();
+            altered.put(tp0, 10L);
+            altered.put(tp1, null);
+            ExactlyOnceJdbcSinkConnector connector = new ExactlyOnceJdbcSinkConnector();
+            assertThat(connector.alterOffsets(p, altered)).isTrue();
+            d.deliver(events(topic, 0, 3, 4));
+            assertThat(d.commit()).as("a task still running cannot commit").containsEntry(tp0, 3L);
+            assertThatThrownBy(() -> d.task.put(List.of())).isInstanceOf(FencedException.class);
+        }
+        assertThat(nextOffset(p.get("name"), topic, 0)).isEqualTo(10);
+        assertThat(nextOffset(p.get("name"), topic, 1)).as("reset: the row is gone").isEqualTo(Long.MIN_VALUE);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp0, tp1)) {
+            assertThat(d.context.offsets).containsOnly(Map.entry(tp0, 10L));
+        }
+    }
+
+    @Test
     void preCommitNeverReportsMoreThanTheTargetCommitted() throws Exception {
         String topic = unique("precommit");
         createEventTable(topic);
