@@ -67,6 +67,38 @@ class TargetOutageTest {
     }
 
     @Test
+    void aRestartWhileTheFlushTransactionIsOpenIsRetriedAndWritesEachRecordOnce() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("restart_open");
+        createEventTable(topic);
+        String name = ExactlyOnceJdbcSinkTaskTest.unique("restart_open_sink");
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
+        TopicPartition tp = new TopicPartition(topic, 0);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(events(topic, 0, 0, 4));
+            d.commit();
+            d.deliver(events(topic, 0, 4, 12));
+            Connection locker = db.connect();
+            locker.setAutoCommit(false);
+            try (Statement s = locker.createStatement()) {
+                s.execute("LOCK TABLE \"" + topic + "\" IN ACCESS EXCLUSIVE MODE");
+            }
+            Future<Map<TopicPartition, Long>> flush = pool.submit(d::commit);
+            String blocked = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'asof-connect sink " + name + "' AND wait_event_type = 'Lock'";
+            await().atMost(30, TimeUnit.SECONDS).until(() -> db.scalar(blocked) == 1);
+            db.stop();
+            assertThat(flush.get(30, TimeUnit.SECONDS)).as("the interrupted flush reports only what committed").containsEntry(tp, 4L);
+            locker.close();
+            db.restart();
+            d.deliver(events(topic, 0, 4, 12));
+            assertThat(d.commit()).containsEntry(tp, 12L);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 12));
+    }
+
+    @Test
     void aLongOutageFailsTheTaskOnlyAfterTheConfiguredRetriesAndLosesNothing() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("outage");
         createEventTable(topic);
