@@ -5,6 +5,7 @@ import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.Version;
 import org.apache.kafka.connect.data.Struct;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,6 +38,15 @@ class ReplicaCaptureTest {
         if (db != null) {
             db.close();
         }
+    }
+
+    /** Each test creates its own slot; dropping them keeps the server's max_replication_slots from running out. */
+    @AfterEach
+    void dropSlots() {
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
+            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
+        });
     }
 
     /** Waits until the replica has applied everything committed up to now. */

@@ -99,6 +99,17 @@ class StartupFailuresTest {
     }
 
     @Test
+    void noFreeReplicationSlot() {
+        long free = 10 - db.queryLong("SELECT count(*) FROM pg_replication_slots");
+        db.exec("SELECT pg_create_logical_replication_slot('filler_' || g, 'pgoutput') FROM generate_series(1, " + free + ") g");
+        try {
+            failsFast(props("noslot"), ConnectException.class, "all 10 replication slots", "max_replication_slots");
+        } finally {
+            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name LIKE 'filler_%'");
+        }
+    }
+
+    @Test
     void compositeTypeColumnsAreRefused() {
         db.exec("CREATE TYPE public.pair AS (x int, y int)", "CREATE TABLE public.composite (id int PRIMARY KEY, p public.pair)");
         Map<String, Object> p = props("composite");

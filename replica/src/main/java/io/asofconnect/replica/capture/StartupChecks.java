@@ -46,7 +46,11 @@ public final class StartupChecks {
             checkRole(c);
             checkTables(c);
             Optional<SlotState> slot = awaitSlotReleased(c);
-            slot.ifPresent(this::checkSlotUsable);
+            if (slot.isPresent()) {
+                checkSlotUsable(slot.get());
+            } else {
+                checkFreeSlot(c);
+            }
             return new SourceState(systemIdentifier(c), slot);
         } catch (SQLException e) {
             throw new ConnectException("replica '" + config.name() + "': a start-up check failed on " + config.hostname() + ":"
@@ -209,6 +213,18 @@ public final class StartupChecks {
                 Thread.currentThread().interrupt();
                 return slot;
             }
+        }
+    }
+
+    /** Debezium would retry slot creation forever when the server has no slot left; say so at once instead. */
+    private void checkFreeSlot(Connection c) throws SQLException {
+        int max = Integer.parseInt(single(c, "SELECT current_setting('max_replication_slots')"));
+        int used = Integer.parseInt(single(c, "SELECT count(*) FROM pg_replication_slots"));
+        if (used >= max) {
+            throw new ConnectException("replica '" + config.name() + "': replication slot " + config.slotName()
+                    + " does not exist and cannot be created: all " + max + " replication slots of the server are in use."
+                    + " Drop slots nobody reads (SELECT slot_name, active FROM pg_replication_slots; then"
+                    + " SELECT pg_drop_replication_slot('<name>')) or raise max_replication_slots in postgresql.conf and restart the server");
         }
     }
 
