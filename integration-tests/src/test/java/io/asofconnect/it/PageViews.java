@@ -53,7 +53,6 @@ public final class PageViews {
     private final Map<Long, Long> eventTimes = new HashMap<>();
     private final Map<Long, Integer> eventUsers = new HashMap<>();
     private long nextEventId = 1;
-    private int changeCounter;
 
     /** {@code name} keeps scenarios of one test class apart: it names the topic and both databases. */
     public PageViews(PostgresServer postgres, KafkaBroker broker, int users, String name) {
@@ -255,7 +254,9 @@ public final class PageViews {
     }
 
     private void changePlan(Connection c, int user) throws SQLException {
-        String plan = PLANS[1 + (changeCounter++ % (PLANS.length - 1))];
+        // Always a different plan: free -> pro -> team -> enterprise -> pro ...
+        int current = java.util.Arrays.asList(PLANS).indexOf(history.get(user).lastEntry().getValue());
+        String plan = PLANS[1 + (current % (PLANS.length - 1))];
         long commitMicros;
         try (PreparedStatement update = c.prepareStatement("UPDATE users SET plan = ? WHERE id = ?")) {
             update.setString(1, plan);

@@ -26,7 +26,6 @@ import io.asofconnect.it.harness.TestPaths;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -98,13 +97,11 @@ class ZombieFencingIT {
     }
 
     /**
-     * Frozen while its flush holds the offsets row: today the new owner's claim waits for that row lock for as
-     * long as the zombie stays frozen (the session is not idle from the server's view), so the takeover never
-     * happens. Excluded from the default run (tag {@code pending}) until the sink can take over from a frozen
-     * transaction; run it with {@code -Dasof.it.excludedGroups=none}.
+     * Frozen while its flush holds the offsets row: the new owner's claim waits for that row lock until
+     * Postgres ends the idle session (the sink's idle_in_transaction_session_timeout, 90 s), then takes over;
+     * the resumed zombie's commit fails and the epoch check tells it that it was fenced.
      */
     @Test
-    @Tag("pending")
     void zombieFrozenInsideAFlushIsFencedAndTheNewOwnersRowsStand() throws Exception {
         PageViews scenario = new PageViews(postgres, broker, 5, "zombieflush");
         Map<String, String> config = zombieConfig(scenario);
@@ -134,6 +131,7 @@ class ZombieFencingIT {
                     owner.pause();
                     blocker.commit();
                 }
+                printSessions(scenario.targetDb());
                 try {
                     other.rest().awaitRunningAwayFrom("zombie-flush", 1, owner.workerId(), Duration.ofSeconds(120));
                     long takenOver = scenario.targetRowCount();
@@ -170,6 +168,21 @@ class ZombieFencingIT {
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return rs.getLong(1);
+            }
+        }
+    }
+
+    /** What the frozen owner's session looks like to Postgres: decides whether any server timeout can end it. */
+    private static void printSessions(String database) throws SQLException {
+        try (Connection c = postgres.connect(database); PreparedStatement ps = c.prepareStatement(
+                "SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity"
+                        + " WHERE datname = ? AND pid <> pg_backend_pid()")) {
+            ps.setString(1, database);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    System.out.println("session " + rs.getInt(1) + " state=" + rs.getString(2) + " wait="
+                            + rs.getString(3) + "/" + rs.getString(4) + " query=" + rs.getString(5));
+                }
             }
         }
     }

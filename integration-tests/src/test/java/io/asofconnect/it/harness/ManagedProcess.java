@@ -147,6 +147,11 @@ public final class ManagedProcess implements AutoCloseable {
         stop();
     }
 
+    /** How many processes started by this JVM are still running. */
+    public static long aliveCount() {
+        return LIVE.stream().filter(p -> p.process.isAlive()).count();
+    }
+
     /** Prints the tail of the log of every process started by this JVM that is still remembered. */
     public static void printTails(PrintStream out, int lines) {
         for (ManagedProcess p : LIVE) {
