@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.config.EnumOption;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -37,9 +38,9 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
 
     public static final String TOPIC_PLACEHOLDER = "${topic}";
 
-    private static final EnumValidator<InsertMode> INSERT_MODES = EnumValidator.of(InsertMode.class);
-    private static final EnumValidator<PrimaryKeyMode> PK_MODES = EnumValidator.of(PrimaryKeyMode.class);
-    private static final EnumValidator<SchemaEvolution> EVOLUTIONS = EnumValidator.of(SchemaEvolution.class);
+    private static final EnumOption<InsertMode> INSERT_MODES = EnumOption.of(InsertMode.class);
+    private static final EnumOption<PrimaryKeyMode> PK_MODES = EnumOption.of(PrimaryKeyMode.class);
+    private static final EnumOption<SchemaEvolution> EVOLUTIONS = EnumOption.of(SchemaEvolution.class);
 
     private static final String G_CONNECTION = "Connection";
     private static final String G_WRITES = "Writes";

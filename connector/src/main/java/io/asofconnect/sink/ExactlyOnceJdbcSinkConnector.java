@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.config.EnumOption;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
@@ -102,9 +103,9 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
                 ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED)) {
             return config;
         }
-        InsertMode insertMode = EnumValidator.of(InsertMode.class).parse(ExactlyOnceJdbcSinkConfig.INSERT_MODE,
+        InsertMode insertMode = EnumOption.of(InsertMode.class).parse(ExactlyOnceJdbcSinkConfig.INSERT_MODE,
                 String.valueOf(byName.get(ExactlyOnceJdbcSinkConfig.INSERT_MODE).value()));
-        PrimaryKeyMode pkMode = EnumValidator.of(PrimaryKeyMode.class).parse(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
+        PrimaryKeyMode pkMode = EnumOption.of(PrimaryKeyMode.class).parse(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
                 String.valueOf(byName.get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE).value()));
         Object fields = byName.get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS).value();
         List<String> pkFields = fields instanceof List<?> l

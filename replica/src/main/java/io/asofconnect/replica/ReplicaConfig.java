@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.config.EnumOption;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -84,9 +85,9 @@ public final class ReplicaConfig extends AbstractConfig {
     private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
     private static final Pattern QUALIFIED_TABLE = Pattern.compile("[^.\\s]+\\.[^.\\s]+");
 
-    private static final EnumValidator<ValidFrom> VALID_FROM_VALUES = EnumValidator.of(ValidFrom.class);
-    private static final EnumValidator<SnapshotValidFrom> SNAPSHOT_VALID_FROM_VALUES = EnumValidator.of(SnapshotValidFrom.class);
-    private static final EnumValidator<OnGap> ON_GAP_VALUES = EnumValidator.of(OnGap.class);
+    private static final EnumOption<ValidFrom> VALID_FROM_VALUES = EnumOption.of(ValidFrom.class);
+    private static final EnumOption<SnapshotValidFrom> SNAPSHOT_VALID_FROM_VALUES = EnumOption.of(SnapshotValidFrom.class);
+    private static final EnumOption<OnGap> ON_GAP_VALUES = EnumOption.of(OnGap.class);
 
     public static final ConfigDef CONFIG_DEF = addTo(new ConfigDef());
 

@@ -1,5 +1,6 @@
 package io.asofconnect.enrich;
 
+import io.asofconnect.config.EnumOption;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
