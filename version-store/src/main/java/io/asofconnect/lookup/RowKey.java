@@ -8,8 +8,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * The primary key of a replicated row, in a canonical form that does not depend on how the caller typed it.
@@ -17,14 +19,18 @@ import java.util.UUID;
  * <p>A join key taken from an event rarely has the column's exact Java type: a JSON event carries
  * {@code 42} as a {@code Long} where the column is {@code int4}, a UUID arrives as a string. Each component
  * is therefore normalised to text: integral and decimal numbers to their plain decimal form without
- * trailing zeros ({@code 42}, {@code 42.0} and {@code 42L} are the same key), strings as they are,
- * {@link UUID}s in lower case, booleans as {@code true}/{@code false}, byte arrays as base64. A
+ * trailing zeros ({@code 42}, {@code 42.0} and {@code 42L} are the same key), strings as they are except
+ * that UUID-shaped strings are lower-cased (as Postgres treats uuid input; a text key column holding
+ * two values that differ only in the case of a UUID is therefore not supported), {@link UUID}s in lower case, booleans as {@code true}/{@code false}, byte arrays as base64. A
  * {@code null} component is not allowed: a primary key has no nulls, and an event without its key
- * field is the caller's case to handle.
+ * field is the caller's case to handle. Values typed by a schema (dates, timestamps) go through
+ * {@link KeyValues#canonical} first.
  *
  * <p>Components are ordered as the table's key columns are.
  */
 public final class RowKey implements Comparable<RowKey> {
+    private static final Pattern UUID_SHAPE =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private final List<String> components;
     private final byte[] encoded;
 
@@ -69,7 +75,8 @@ public final class RowKey implements Comparable<RowKey> {
 
     static String normalise(Object c) {
         if (c instanceof String s) {
-            return s;
+            // Postgres reads uuid text in any case and Debezium writes it in lower case; an event may not.
+            return UUID_SHAPE.matcher(s).matches() ? s.toLowerCase(Locale.ROOT) : s;
         }
         if (c instanceof Byte || c instanceof Short || c instanceof Integer || c instanceof Long) {
             return Long.toString(((Number) c).longValue());
