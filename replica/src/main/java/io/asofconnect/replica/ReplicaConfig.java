@@ -79,7 +79,7 @@ public final class ReplicaConfig extends AbstractConfig {
             "connector.class", "name", "slot.name", "publication.name", "table.include.list", "plugin.name",
             "message.key.columns", "topic.prefix", "database.hostname", "database.port", "database.user",
             "database.password", "database.dbname", "tombstones.on.delete", "message.prefix.include.list",
-            "publication.autocreate.mode", "lsn.flush.mode");
+            "publication.autocreate.mode", "lsn.flush.mode", "snapshot.mode");
 
     private static final Pattern SLOT = Pattern.compile("[a-z0-9_]{1,63}");
     private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
@@ -236,6 +236,15 @@ public final class ReplicaConfig extends AbstractConfig {
                 continue;
             }
             String key = e.getKey().substring(DEBEZIUM_PREFIX.length());
+            if ("snapshot.mode".equals(key)) {
+                // Any mode but 'initial' may snapshot again over a store that already has history: every row
+                // would be put once more at the snapshot's valid-from with a later position, and a lookup at a
+                // time the watermark had already passed would change its answer after a restart.
+                throw new ConfigException(e.getKey(), "(hidden)", "the replica always uses Debezium's snapshot.mode=initial:"
+                        + " another mode could take a new snapshot over the stored history and change answers already given"
+                        + " for times behind the watermark; remove " + e.getKey() + " (to start over, stop the replica and"
+                        + " delete its store file under " + PATH + ")");
+            }
             if (RESERVED_DEBEZIUM_KEYS.contains(key) || key.startsWith("offset.storage")) {
                 throw new ConfigException(e.getKey(), "(hidden)", "the replica sets the Debezium option '" + key + "' itself;"
                         + " remove " + e.getKey() + " and use the replica's own option where there is one"

@@ -74,6 +74,20 @@ class ReplicaConfigTest {
     }
 
     @Test
+    void snapshotModeCannotBeOverriddenBecauseASecondSnapshotWouldRewriteAnswersBehindTheWatermark() {
+        for (String mode : List.of("always", "when_needed", "initial", "no_data")) {
+            Map<String, Object> bad = full();
+            bad.put("replica.debezium.snapshot.mode", mode);
+            assertThatThrownBy(() -> new ReplicaConfig(bad)).as(mode).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("replica.debezium.snapshot.mode").hasMessageContaining("snapshot.mode=initial")
+                    .hasMessageContaining("watermark");
+        }
+        assertThat(ReplicaConfig.RESERVED_DEBEZIUM_KEYS).contains("snapshot.mode");
+        assertThat(io.asofconnect.replica.capture.EngineProperties.of(new ReplicaConfig(full())).getProperty("snapshot.mode"))
+                .isEqualTo("initial");
+    }
+
+    @Test
     void tablesAndKeyColumnsAreValidated() {
         Map<String, Object> p = full();
         p.put(ReplicaConfig.TABLES, "customers");

@@ -33,7 +33,6 @@ public final class EngineProperties {
                 p.setProperty(k, v);
             }
         });
-        p.putIfAbsent("snapshot.mode", "initial");
         p.putIfAbsent("decimal.handling.mode", "precise");
         p.putIfAbsent("time.precision.mode", "adaptive_time_microseconds");
         p.putIfAbsent("heartbeat.interval.ms", "10000");
@@ -42,6 +41,8 @@ public final class EngineProperties {
         // After a lost connection the connector waits this long before reconnecting (Debezium's default is 10 s).
         p.putIfAbsent("retriable.restart.connector.wait.ms", "3000");
 
+        // Never a second snapshot over stored history: it would re-put rows and change answers behind the watermark.
+        p.setProperty("snapshot.mode", "initial");
         p.setProperty("name", engineName(config));
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
         p.setProperty("offset.storage", OFFSET_STORE_CLASS);
