@@ -307,7 +307,7 @@ public final class Replica implements AutoCloseable {
         if (engine != null) {
             engine.close();
         }
-        ReplicaRegistry.unbindEngine(engineName);
+        ReplicaRegistry.unbindEngine(engineName, this);
         if (tracker != null) {
             tracker.wakeAll();
         }

@@ -1,6 +1,7 @@
 package io.asofconnect.replica;
 
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -8,6 +9,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The replicas of this worker JVM, by {@code replica.name}, reference-counted. This is the one static
@@ -20,6 +23,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * with the same settings, or they give only {@code replica.name}. Settings that differ are rejected,
  * naming the keys (never the values); two replicas on one slot are rejected too. The last
  * {@link ReplicaHandle#close()} stops the replica.
+ *
+ * <p>Stopping takes seconds (the engine, the walsender, the store file). Until it is done the entry stays
+ * here as <em>closing</em>: an {@link #acquire} of the same name, slot or file meanwhile (Connect restarting
+ * a task after a config update) waits for it, bounded by {@link #CLOSE_WAIT_MS}, instead of starting a second
+ * replica that would find the store file still locked.
  */
 public final class ReplicaRegistry {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaRegistry.class);
@@ -30,9 +38,14 @@ public final class ReplicaRegistry {
     /** Engine name to its replica, read by {@link ReplicaOffsetBackingStore}. */
     private static final Map<String, Replica> ENGINE_REPLICAS = new ConcurrentHashMap<>();
 
+    /** How long an {@link #acquire} waits for a replica of the same name, slot or file to finish stopping. */
+    static final long CLOSE_WAIT_MS = 60_000;
+
     private static final class Entry {
         final Replica replica;
         int references;
+        /** Set (guarded by {@link #LOCK}) once the last reference is released; counted down when the close is done. */
+        CountDownLatch closing;
 
         Entry(Replica replica) {
             this.replica = replica;
@@ -50,64 +63,131 @@ public final class ReplicaRegistry {
      */
     public static ReplicaHandle acquire(Map<String, ?> props) {
         ReplicaConfig config = new ReplicaConfig(props);
-        synchronized (LOCK) {
-            Entry existing = REPLICAS.get(config.name());
-            if (existing != null) {
-                if (config.isDefinition()) {
-                    Set<String> differing = config.differingKeys(existing.replica.config());
-                    if (!differing.isEmpty()) {
-                        throw new ConfigException("replica '" + config.name() + "' is already running in this worker with other"
-                                + " settings for " + differing + "; give identical settings, or only " + ReplicaConfig.NAME
-                                + " to share it, or choose another " + ReplicaConfig.NAME);
-                    }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MS);
+        while (true) {
+            CountDownLatch stopping;
+            Entry closing;
+            synchronized (LOCK) {
+                closing = closingConflict(config);
+                if (closing == null) {
+                    return acquireLocked(config);
                 }
-                existing.references++;
-                return new ReplicaHandle(existing.replica);
+                stopping = closing.closing;
             }
-            if (!config.isDefinition()) {
-                throw new ConfigException(ReplicaConfig.NAME, config.name(), "no replica of this name runs in this worker yet, and"
-                        + " these settings do not define it; give the replica's settings (" + ReplicaConfig.HOSTNAME + ", "
-                        + ReplicaConfig.DBNAME + ", " + ReplicaConfig.USER + ", " + ReplicaConfig.TABLES + ", " + ReplicaConfig.SLOT_NAME
-                        + ", ...) here, or start the connector that defines it first");
-            }
-            config.requireDefinition();
-            for (Entry other : REPLICAS.values()) {
-                ReplicaConfig o = other.replica.config();
-                if (o.slotName().equals(config.slotName()) && o.hostname().equals(config.hostname()) && o.port() == config.port()
-                        && o.dbname().equals(config.dbname())) {
-                    throw new ConfigException(ReplicaConfig.SLOT_NAME, config.slotName(), "replica '" + o.name()
-                            + "' already uses this slot on " + config.hostname() + ":" + config.port() + "/" + config.dbname()
-                            + "; two replicas cannot share a slot: give replica '" + config.name() + "' its own slot, or use"
-                            + " replica.name=" + o.name() + " to share that replica");
-                }
-                if (o.storeFile().equals(config.storeFile())) {
-                    throw new ConfigException(ReplicaConfig.PATH, o.directory().toString(), "replica '" + o.name()
-                            + "' already uses this store file");
-                }
-            }
-            Replica replica = Replica.start(config);
-            Entry e = new Entry(replica);
-            e.references = 1;
-            REPLICAS.put(config.name(), e);
-            return new ReplicaHandle(replica);
+            awaitClosed(config, closing.replica.config().name(), stopping, deadline);
         }
     }
 
+    /** A replica that is stopping and holds this name, or (when {@code config} defines one) its slot or file. */
+    private static Entry closingConflict(ReplicaConfig config) {
+        for (Entry e : REPLICAS.values()) {
+            if (e.closing == null) {
+                continue;
+            }
+            ReplicaConfig o = e.replica.config();
+            if (o.name().equals(config.name())
+                    || (config.isDefinition() && config.slotName() != null && sameSlot(o, config))
+                    || o.storeFile().equals(config.storeFile())) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private static boolean sameSlot(ReplicaConfig o, ReplicaConfig config) {
+        return o.slotName().equals(config.slotName()) && o.hostname().equals(config.hostname()) && o.port() == config.port()
+                && o.dbname().equals(config.dbname());
+    }
+
+    private static void awaitClosed(ReplicaConfig config, String stoppingName, CountDownLatch stopping, long deadline) {
+        long left = deadline - System.nanoTime();
+        try {
+            if (left > 0 && stopping.await(left, TimeUnit.NANOSECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectException("interrupted while waiting for replica '" + stoppingName + "' to stop before starting replica '"
+                    + config.name() + "'", e);
+        }
+        throw new ConnectException("replica '" + stoppingName + "' is still stopping after " + CLOSE_WAIT_MS / 1000 + " s, so replica '"
+                + config.name() + "' cannot start yet (it needs the same name, slot or store file); see the worker log for what"
+                + " the stop waits on (the capture engine or the slot's walsender) and restart the task");
+    }
+
+    /** Guarded by {@link #LOCK}: shares the running replica of this name or starts it. */
+    private static ReplicaHandle acquireLocked(ReplicaConfig config) {
+        Entry existing = REPLICAS.get(config.name());
+        if (existing != null) {
+            if (config.isDefinition()) {
+                Set<String> differing = config.differingKeys(existing.replica.config());
+                if (!differing.isEmpty()) {
+                    throw new ConfigException("replica '" + config.name() + "' is already running in this worker with other"
+                            + " settings for " + differing + "; give identical settings, or only " + ReplicaConfig.NAME
+                            + " to share it, or choose another " + ReplicaConfig.NAME);
+                }
+            }
+            existing.references++;
+            return new ReplicaHandle(existing.replica);
+        }
+        if (!config.isDefinition()) {
+            throw new ConfigException(ReplicaConfig.NAME, config.name(), "no replica of this name runs in this worker yet, and"
+                    + " these settings do not define it; give the replica's settings (" + ReplicaConfig.HOSTNAME + ", "
+                    + ReplicaConfig.DBNAME + ", " + ReplicaConfig.USER + ", " + ReplicaConfig.TABLES + ", " + ReplicaConfig.SLOT_NAME
+                    + ", ...) here, or start the connector that defines it first");
+        }
+        config.requireDefinition();
+        for (Entry other : REPLICAS.values()) {
+            ReplicaConfig o = other.replica.config();
+            if (sameSlot(o, config)) {
+                throw new ConfigException(ReplicaConfig.SLOT_NAME, config.slotName(), "replica '" + o.name()
+                        + "' already uses this slot on " + config.hostname() + ":" + config.port() + "/" + config.dbname()
+                        + "; two replicas cannot share a slot: give replica '" + config.name() + "' its own slot, or use"
+                        + " replica.name=" + o.name() + " to share that replica");
+            }
+            if (o.storeFile().equals(config.storeFile())) {
+                throw new ConfigException(ReplicaConfig.PATH, o.directory().toString(), "replica '" + o.name()
+                        + "' already uses this store file");
+            }
+        }
+        Replica replica = Replica.start(config);
+        Entry e = new Entry(replica);
+        e.references = 1;
+        REPLICAS.put(config.name(), e);
+        return new ReplicaHandle(replica);
+    }
+
     static void release(Replica replica) {
-        Replica toClose = null;
+        String name = replica.config().name();
+        Entry toClose = null;
         synchronized (LOCK) {
-            Entry e = REPLICAS.get(replica.config().name());
-            if (e == null || e.replica != replica) {
+            Entry e = REPLICAS.get(name);
+            if (e == null || e.replica != replica || e.closing != null) {
                 return;
             }
             if (--e.references == 0) {
-                REPLICAS.remove(replica.config().name());
-                toClose = replica;
+                e.closing = new CountDownLatch(1);
+                toClose = e;
             }
         }
         if (toClose != null) {
-            LOG.info("Last user of replica {} released it; stopping", toClose.config().name());
-            toClose.close();
+            LOG.info("Last user of replica {} released it; stopping", name);
+            try {
+                replica.close();
+            } finally {
+                synchronized (LOCK) {
+                    REPLICAS.remove(name, toClose);
+                }
+                toClose.closing.countDown();
+            }
+        }
+    }
+
+    /** Whether the replica of this name is stopping (its last handle was closed and its close has not returned). */
+    static boolean isClosing(String name) {
+        synchronized (LOCK) {
+            Entry e = REPLICAS.get(name);
+            return e != null && e.closing != null;
         }
     }
 
@@ -115,7 +195,7 @@ public final class ReplicaRegistry {
     public static int references(String name) {
         synchronized (LOCK) {
             Entry e = REPLICAS.get(name);
-            return e == null ? 0 : e.references;
+            return e == null || e.closing != null ? 0 : e.references;
         }
     }
 
@@ -123,8 +203,9 @@ public final class ReplicaRegistry {
         ENGINE_REPLICAS.put(engineName, replica);
     }
 
-    static void unbindEngine(String engineName) {
-        ENGINE_REPLICAS.remove(engineName);
+    /** Unbinds only if {@code replica} is the one bound: a replica that failed to start must not unbind the running one. */
+    static void unbindEngine(String engineName, Replica replica) {
+        ENGINE_REPLICAS.remove(engineName, replica);
     }
 
     static Replica engineReplica(String engineName) {

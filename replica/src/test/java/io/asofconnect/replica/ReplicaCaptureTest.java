@@ -298,6 +298,36 @@ class ReplicaCaptureTest {
                 .isInstanceOf(org.apache.kafka.common.config.ConfigException.class).hasMessageContaining("no replica of this name");
     }
 
+    /** Connect restarts a task after a config update: the new task acquires while the old one's close still runs. */
+    @Test
+    void acquireWhileTheLastReleaseIsStillClosingWaitsForItAndStarts() throws Exception {
+        db.exec("CREATE TABLE public.reacquired (id int PRIMARY KEY, v text)", "INSERT INTO public.reacquired VALUES (1, 'a')");
+        Map<String, Object> props = db.props("reacquired", "reacquired_slot", dir, "public.reacquired");
+        ReplicaHandle first = ReplicaRegistry.acquire(props);
+        catchUp(first);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<?> closing = pool.submit(first::close);
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(1))
+                    .until(() -> ReplicaRegistry.isClosing("reacquired") || closing.isDone());
+            assertThat(closing.isDone()).as("the close of the first replica is still running when the second acquire starts").isFalse();
+            try (ReplicaHandle second = ReplicaRegistry.acquire(new HashMap<>(props))) {
+                assertThat(closing.isDone()).as("the acquire waited for the close").isTrue();
+                closing.get(1, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(second.replica()).isNotSameAs(first.replica());
+                assertThat(ReplicaRegistry.references("reacquired")).isEqualTo(1);
+                db.commit("UPDATE public.reacquired SET v = 'b' WHERE id = 1");
+                catchUp(second);
+                assertThat(row(second.current("public.reacquired", RowKey.of(1))).getString("v")).isEqualTo("b");
+                // The first replica's offset-store binding is gone, the second's is in place.
+                assertThat(ReplicaRegistry.engineReplica("reacquired")).isSameAs(second.replica());
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(ReplicaRegistry.references("reacquired")).isZero();
+    }
+
     @Test
     void retentionPrunesOldVersions() throws Exception {
         db.exec("CREATE TABLE public.pruned (id int PRIMARY KEY, v int)", "INSERT INTO public.pruned VALUES (1, 0)");
