@@ -115,7 +115,9 @@ public class EnrichBenchmark {
             store = MapDbVersionStore.open(file, StoreOptions.defaults());
             OpenOutcome outcome = store.openOutcome();
             outcome.quarantined().ifPresent(EnrichBenchmark::deleteQuietly);
+            String state = "reused";
             if (outcome.kind() != OpenOutcome.Kind.REOPENED || store.meta(COMPLETE).isEmpty()) {
+                state = "built now, open said " + outcome.kind();
                 if (!store.keys(TABLE).iterator().hasNext()) {
                     load();
                 } else {
@@ -136,7 +138,7 @@ public class EnrichBenchmark {
             insertField.configure(Map.of("static.field", "source", "static.value", "bench"));
             records = records(keys, versions);
             requireEnriched(engine.tryEnrich(records[0]));
-            System.out.printf("%nstore %s (%s): %d keys x %d versions, %d MB%n", file.getFileName(), outcome.kind(), keys,
+            System.out.printf("%nstore %s (%s): %d keys x %d versions, %d MB%n", file.getFileName(), state, keys,
                     versions, sizeMb(file));
         }
 
