@@ -37,9 +37,9 @@ import java.util.concurrent.TimeUnit;
  * As-of lookups per second on a store of {@code keys} keys × {@code versions} versions, at random keys
  * and random times inside the history, with one and two reader threads.
  *
- * <p>The store is built once and reused: {@code <asof.bench.dir>/store-<keys>x<versions>.db}, the
- * directory defaulting to {@code benchmarks/target-bench} under the working directory. Delete it to
- * rebuild. Run: {@code java -jar benchmarks/target/benchmarks.jar StoreLookupBenchmark -wi 2 -i 3 -f 1}.
+ * <p>The store is built once and reused: {@code <asof.bench.dir>/store-<keys>x<versions>-f<format>.db}
+ * (a new store format gets a new file), the directory defaulting to {@code benchmarks/target-bench}
+ * under the working directory. Delete it to rebuild. Run: {@code java -jar benchmarks/target/benchmarks.jar StoreLookupBenchmark -wi 2 -i 3 -f 1}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -70,7 +70,7 @@ public class StoreLookupBenchmark {
         public void open() throws IOException {
             Path dir = Path.of(System.getProperty("asof.bench.dir", "benchmarks/target-bench"));
             Files.createDirectories(dir);
-            Path file = dir.resolve("store-" + keys + "x" + versions + ".db");
+            Path file = dir.resolve("store-" + keys + "x" + versions + "-f" + MapDbVersionStore.FORMAT_VERSION + ".db");
             store = MapDbVersionStore.open(file, StoreOptions.defaults());
             if (store.meta("bench.complete").isEmpty()) {
                 load();

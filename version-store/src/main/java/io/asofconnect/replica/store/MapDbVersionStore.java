@@ -9,7 +9,6 @@ import org.mapdb.DB;
 import org.mapdb.DBException;
 import org.mapdb.DBMaker;
 import org.mapdb.Serializer;
-import org.mapdb.serializer.SerializerArrayTuple;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,14 +16,13 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
@@ -33,40 +31,49 @@ import java.util.zip.CRC32C;
  * ({@code transactionEnable}): a {@link #commit()} is one {@code db.commit()}, so versions, offsets and
  * the watermark become durable together, and a crash reopens at the last commit.
  *
- * <p>Layout of the file:
+ * <p>Layout of the file (format {@value #FORMAT_VERSION}):
  * <ul>
- *   <li>{@code versions}: BTreeMap (table, row key bytes, valid-from, lsn, ordinal) → version bytes
- *       ({@link VersionCodec}: a CRC32C over key and value, then kind, schema id and the row encoded by
- *       walking its schema, {@link RowCodec}). Tuples sort field by field, so one key's versions are
- *       contiguous and in (valid-from, position) order: {@link #floor} is one {@code floorEntry} on
- *       (table, key, t, MAX, MAX) and a check that the entry found has the same table and key.</li>
+ *   <li>{@code versions}: BTreeMap byte[] → byte[]. The key is {@link VersionKey}: table id, row key
+ *       bytes, valid-from, lsn, ordinal, in one array whose unsigned byte order is the store's order,
+ *       so one row's versions are contiguous and in (valid-from, position) order; MapDB compares keys
+ *       without decoding them and stores each node's common prefix once ({@code BYTE_ARRAY_DELTA}).
+ *       The value is {@link VersionCodec}: a CRC32C over key and value, then kind (with a mark on the
+ *       row's oldest version), schema id and the row encoded by walking its schema ({@link RowCodec}).</li>
  *   <li>{@code schemas}: BTreeMap schema id → schema bytes, each distinct row schema once
  *       ({@link SchemaRegistry}).</li>
  *   <li>{@code offsets}: BTreeMap byte[] → byte[], the engine's source offsets.</li>
  *   <li>{@code meta}: BTreeMap String → String: the caller's metadata, plus the reserved keys
- *       {@value #FORMAT_KEY}, {@value #WATERMARK_KEY}, {@value #HISTORY_START_KEY} and
- *       {@value #INTEGRITY_KEY} (a CRC32C over every other meta entry and every offset, refreshed on
- *       each commit).</li>
+ *       {@value #FORMAT_KEY}, {@value #WATERMARK_KEY}, {@value #HISTORY_START_KEY}, the table
+ *       dictionary ({@link TableDictionary}) and {@value #INTEGRITY_KEY} (a CRC32C over every other
+ *       meta entry and every offset, refreshed on each commit).</li>
  * </ul>
  *
  * <p>Opening an existing file reads it back before trusting it (see {@link StoreOptions.Verification}):
- * a file MapDB cannot open, a format version other than {@value #FORMAT_VERSION}, a failed checksum,
- * or a WAL with no store file is moved aside ({@link Quarantine}) and a fresh, empty store is created:
- * {@link OpenOutcome.Kind#REBUILT}. Damage found later, on a read, is a {@link StoreCorruptedException},
- * never a wrong row. MapDB does not support record checksums together with transactions, so B-tree
- * nodes carry none: a damaged separator that misroutes a search is caught by cross-checking every
- * floor against the leaf order ({@link #floorLocked}); {@link #find} (a point get) has no such
- * cross-check and can answer "no such version" for a version behind a damaged separator.
+ * a file MapDB cannot open, a format version other than {@value #FORMAT_VERSION} (format 1 files
+ * included: the replica takes a new snapshot), a failed checksum, or a WAL with no store file is moved
+ * aside ({@link Quarantine}) and a fresh, empty store is created: {@link OpenOutcome.Kind#REBUILT}.
+ * Damage found later, on a read, is a {@link StoreCorruptedException}, never a wrong row. MapDB does
+ * not support record checksums together with transactions, so B-tree nodes carry none. Every lookup
+ * of a row ({@link #floor}, {@link #latest}, {@link #history}) is one forward walk: one descent to the
+ * row's first key, then its versions in leaf order up to the first one past the probe. A damaged
+ * separator that routes the descent too far left is absorbed (MapDB follows leaf links to the
+ * right); one that routes it too far right would skip the row's oldest versions, and is caught
+ * because the first version reached must carry the row's "oldest" mark ({@link VersionCodec#FIRST},
+ * covered by its checksum; the writer keeps exactly one version per row marked). A damaged leaf link
+ * in the middle of a row's versions is not detected; {@link #find} (a point get) has no cross-check
+ * and can answer "no such version" for a version behind a damaged separator.
  *
  * <p>Threads: one writer (every mutating method, {@link #commit()}, {@link #rollback()}); any number of
- * concurrent readers. Readers share a read lock and each single modification of a map takes it
- * exclusively (MapDB 3.1.0's B-tree lost entries to concurrent floor reads during node splits without
- * it); {@code db.commit()} runs without it, and floor reads during commits are tested.
+ * concurrent readers. Each single modification of a map takes a {@link StampedLock} exclusively;
+ * readers run optimistically and repeat under the read lock if a modification overlapped them (MapDB
+ * 3.1.0's B-tree lost entries to concurrent reads during node splits without such a lock, see
+ * StoreConcurrencyTest). {@code db.commit()} runs without it, and reads during commits are tested.
  */
 public final class MapDbVersionStore implements VersionStore {
     private static final Logger LOG = LoggerFactory.getLogger(MapDbVersionStore.class);
 
-    static final String FORMAT_VERSION = "1";
+    /** Format 2: byte-array version keys with a table dictionary; format 1 (tuple keys) files are rebuilt. */
+    public static final String FORMAT_VERSION = "2";
     static final String FORMAT_KEY = "store.format";
     static final String WATERMARK_KEY = "store.watermark";
     static final String HISTORY_START_KEY = "store.historyStart";
@@ -74,14 +81,17 @@ public final class MapDbVersionStore implements VersionStore {
     private static final String RESERVED_PREFIX = "store.";
     /** Versions read from each end of the versions map when opening with {@link StoreOptions.Verification#SAMPLE}. */
     public static final int VERIFY_SAMPLE = 1000;
+    /** Keys per B-tree node: MapDB decodes a whole node per visit, so this trades depth against node size. */
+    static final int MAX_NODE_SIZE = 32;
 
     private final Path file;
     private final StoreFileLock lock;
     private final DB db;
-    private final BTreeMap<Object[], byte[]> versions;
+    private final BTreeMap<byte[], byte[]> versions;
     private final BTreeMap<byte[], byte[]> offsets;
     private final BTreeMap<String, String> meta;
     private final SchemaRegistry schemas;
+    private final TableDictionary tables;
     private final VersionCodec codec;
     private final OpenOutcome outcome;
     private volatile long committedWatermark;
@@ -89,21 +99,22 @@ public final class MapDbVersionStore implements VersionStore {
     private volatile boolean closed;
     /**
      * Guards every map access against the one writer's modifications. MapDB 3.1.0's B-tree is meant to
-     * allow lock-free reads, but StoreConcurrencyTest caught {@code floorEntry} missing an entry committed
-     * long before while the writer was putting other keys (node splits), so readers share this lock
-     * and each single modification takes it exclusively; commits and the writer's own iteration do not.
+     * allow lock-free reads, but StoreConcurrencyTest caught reads missing an entry committed long
+     * before while the writer was putting other keys (node splits). Each single modification takes
+     * this lock exclusively; readers read optimistically and validate, so they neither block each
+     * other nor the writer; commits and the writer's own iteration do not take it.
      */
-    private final ReentrantReadWriteLock rw = new ReentrantReadWriteLock();
+    private final StampedLock rw = new StampedLock();
 
     private MapDbVersionStore(Path file, StoreFileLock lock, DB db, StoreOptions options, OpenOutcome outcome) {
         this.file = file;
         this.lock = lock;
         this.db = db;
-        this.versions = db.treeMap("versions",
-                new SerializerArrayTuple(Serializer.STRING, Serializer.BYTE_ARRAY, Serializer.LONG, Serializer.LONG, Serializer.INTEGER),
-                Serializer.BYTE_ARRAY).createOrOpen();
-        this.offsets = db.treeMap("offsets", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
         this.meta = db.treeMap("meta", Serializer.STRING, Serializer.STRING).createOrOpen();
+        this.versions = db.treeMap("versions", Serializer.BYTE_ARRAY_DELTA, Serializer.BYTE_ARRAY)
+                .maxNodeSize(MAX_NODE_SIZE).createOrOpen();
+        this.offsets = db.treeMap("offsets", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
+        this.tables = new TableDictionary(file, meta);
         this.schemas = new SchemaRegistry(file, db.treeMap("schemas", Serializer.LONG, Serializer.BYTE_ARRAY).createOrOpen(),
                 options.schemaCacheSize());
         this.codec = new VersionCodec(file, schemas);
@@ -138,6 +149,7 @@ public final class MapDbVersionStore implements VersionStore {
         DB db = null;
         try {
             db = maker(file, options).make();
+            checkFormat(file, db);
             MapDbVersionStore store = new MapDbVersionStore(file, lock, db, options, OpenOutcome.reopened());
             store.verify(options.verification());
             return store;
@@ -168,6 +180,7 @@ public final class MapDbVersionStore implements VersionStore {
             store.meta.put(FORMAT_KEY, FORMAT_VERSION);
             store.commit();
             store.loadCachedMeta();
+            store.tables.reload();
             return store;
         } catch (RuntimeException e) {
             closeQuietly(db);
@@ -190,35 +203,40 @@ public final class MapDbVersionStore implements VersionStore {
         }
     }
 
-    private void verify(StoreOptions.Verification level) {
-        String format = meta.get(FORMAT_KEY);
+    /** Before any map is opened with this format's serializers: an older file is rebuilt, not misread. */
+    private static void checkFormat(Path file, DB db) {
+        String format = db.exists("meta") ? db.treeMap("meta", Serializer.STRING, Serializer.STRING).open().get(FORMAT_KEY) : null;
         if (!FORMAT_VERSION.equals(format)) {
             throw new StoreCorruptedException(file, format == null
                     ? "no format version (the file is not a version store, or its creation was interrupted)"
                     : "format version " + format + ", this build reads " + FORMAT_VERSION);
         }
+    }
+
+    private void verify(StoreOptions.Verification level) {
         String integrity = meta.get(INTEGRITY_KEY);
         if (integrity == null || !integrity.equals(integrity())) {
             throw new StoreCorruptedException(file, "metadata and offsets fail their checksum");
         }
         try {
             loadCachedMeta();
+            tables.reload();
         } catch (NumberFormatException e) {
             throw new StoreCorruptedException(file, "watermark or history start is not a number", e);
         }
         schemas.verifyAll();
         if (level == StoreOptions.Verification.FULL) {
-            versions.forEach(codec::decode);
+            versions.forEach((k, v) -> codec.decode("(any)", k, v));
         } else {
             verifySome(versions.entryIterator());
             verifySome(versions.descendingEntryIterator());
         }
     }
 
-    private void verifySome(Iterator<Map.Entry<Object[], byte[]>> it) {
+    private void verifySome(Iterator<Map.Entry<byte[], byte[]>> it) {
         for (int i = 0; i < VERIFY_SAMPLE && it.hasNext(); i++) {
-            Map.Entry<Object[], byte[]> e = it.next();
-            codec.decode(e.getKey(), e.getValue());
+            Map.Entry<byte[], byte[]> e = it.next();
+            codec.decode("(any)", e.getKey(), e.getValue());
         }
     }
 
@@ -256,109 +274,155 @@ public final class MapDbVersionStore implements VersionStore {
         return file;
     }
 
-    private static Object[] tuple(String table, byte[] key, long validFrom, long lsn, int ordinal) {
-        return new Object[]{table, key, validFrom, lsn, ordinal};
-    }
-
     private <T> T read(Supplier<T> r) {
-        rw.readLock().lock();
+        long stamp = rw.tryOptimisticRead();
+        if (stamp != 0) {
+            try {
+                T result = r.get();
+                if (rw.validate(stamp)) {
+                    return result;
+                }
+            } catch (RuntimeException | AssertionError e) {
+                // A modification overlapped this read: what it saw proves nothing, read again under the lock.
+                if (rw.validate(stamp)) {
+                    throw e;
+                }
+            }
+        }
+        stamp = rw.readLock();
         try {
             return r.get();
         } finally {
-            rw.readLock().unlock();
+            rw.unlockRead(stamp);
         }
     }
 
     private void write(Runnable w) {
-        rw.writeLock().lock();
+        long stamp = rw.writeLock();
         try {
             w.run();
         } finally {
-            rw.writeLock().unlock();
+            rw.unlockWrite(stamp);
         }
     }
 
+    /**
+     * Marks the new version as its row's oldest if it is, and takes the mark from the version that
+     * was, so that exactly one version per row carries it.
+     */
     @Override
     public void put(String table, RowKey key, Version version) {
-        byte[] k = key.encoded();
+        byte[] rowKey = key.encoded();
         SourcePosition p = version.position();
-        write(() -> versions.put(tuple(table, k, version.validFrom(), p.lsn(), p.ordinal()), codec.encode(table, k, version)));
+        write(() -> {
+            int id = tables.idOrAssign(table);
+            byte[] k = VersionKey.of(id, rowKey, version.validFrom(), p.lsn(), p.ordinal());
+            byte[] oldest = versions.ceilingKey(VersionKey.rowStart(id, rowKey));
+            boolean first = oldest == null || !VersionKey.sameRow(oldest, k) || VersionKey.compare(k, oldest) <= 0;
+            if (first && oldest != null && VersionKey.sameRow(oldest, k) && VersionKey.compare(k, oldest) < 0) {
+                versions.put(oldest, codec.withFirst(table, oldest, versions.get(oldest), false));
+            }
+            versions.put(k, codec.encode(k, version, first));
+        });
     }
 
     @Override
     public Optional<Version> floor(String table, RowKey key, long timestamp) {
-        byte[] k = key.encoded();
-        return floorOf(table, k, tuple(table, k, timestamp, Long.MAX_VALUE, Integer.MAX_VALUE));
+        int id = tables.id(table);
+        if (id == 0) {
+            return Optional.empty();
+        }
+        byte[] rowKey = key.encoded();
+        return read(() -> floorLocked(table, id, rowKey, VersionKey.of(id, rowKey, timestamp, Long.MAX_VALUE, Integer.MAX_VALUE)));
     }
 
     @Override
     public Optional<Version> latest(String table, RowKey key) {
-        byte[] k = key.encoded();
-        // In MapDB's tuple order a null element sorts after everything: this is past every version of the key.
-        return floorOf(table, k, new Object[]{table, k, null});
-    }
-
-    private Optional<Version> floorOf(String table, byte[] k, Object[] probe) {
-        return read(() -> floorLocked(table, k, probe));
+        int id = tables.id(table);
+        if (id == 0) {
+            return Optional.empty();
+        }
+        byte[] rowKey = key.encoded();
+        return read(() -> floorLocked(table, id, rowKey, VersionKey.rowEnd(id, rowKey)));
     }
 
     /**
-     * One {@code floorEntry}, then a second descent that must agree with it: the entry after the one
-     * found (or, if none was found, the key's first entry) must lie past the probe. A damaged B-tree
-     * separator can route a search to the wrong leaf, where the floor would be an older, intact
-     * version of the key (seen in StoreCorruptionTest); the second walk follows the leaf links instead
-     * and exposes that. It costs a second descent per lookup, and is the price of never answering
-     * with a wrong row.
+     * One descent to the row's first version, then forward in leaf order to the last version at or
+     * before the probe. The first version reached must be marked as the row's oldest: otherwise the
+     * descent was routed past some of the row's versions (a damaged B-tree separator, seen in
+     * StoreCorruptionTest) and the answer could be an older version or none where a newer one exists.
      */
-    private Optional<Version> floorLocked(String table, byte[] k, Object[] probe) {
-        Map.Entry<Object[], byte[]> e;
-        Object[] check;
+    private Optional<Version> floorLocked(String table, int id, byte[] rowKey, byte[] probe) {
+        byte[] found = null;
+        byte[] foundValue = null;
         try {
-            e = versions.floorEntry(probe);
-            boolean found = e != null && table.equals(e.getKey()[0]) && Arrays.equals(k, (byte[]) e.getKey()[1]);
-            if (!found) {
-                e = null;
+            Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator(VersionKey.rowStart(id, rowKey), true, VersionKey.rowEnd(id, rowKey), true);
+            boolean firstSeen = false;
+            while (it.hasNext()) {
+                Map.Entry<byte[], byte[]> e = it.next();
+                byte[] k = e.getKey();
+                if (!firstSeen) {
+                    firstSeen = true;
+                    if (!codec.isFirst(table, k, e.getValue())) {
+                        throw inconsistent(table);
+                    }
+                }
+                if (VersionKey.compare(k, probe) > 0) {
+                    break;
+                }
+                found = k;
+                foundValue = e.getValue();
             }
-            check = found ? versions.higherKey(e.getKey()) : versions.ceilingKey(new Object[]{table, k});
         } catch (RuntimeException ex) {
             throw readFailure(table, ex);
         }
-        if (check != null && table.equals(check[0]) && Arrays.equals(k, (byte[]) check[1])
-                && versions.comparator().compare(check, probe) <= 0) {
-            throw new StoreCorruptedException(file, "the versions index of table " + table
-                    + " is inconsistent (a lookup and the leaf order disagree)");
-        }
-        return e == null ? Optional.empty() : Optional.of(codec.decode(e.getKey(), e.getValue()));
+        return found == null ? Optional.empty() : Optional.of(codec.decode(table, found, foundValue));
+    }
+
+    private StoreCorruptedException inconsistent(String table) {
+        return new StoreCorruptedException(file, "the versions index of table " + table
+                + " is inconsistent (a lookup did not reach the oldest version of a row)");
     }
 
     @Override
     public Optional<Version> find(String table, RowKey key, VersionId id) {
-        byte[] k = key.encoded();
-        Object[] t = tuple(table, k, id.validFrom(), id.position().lsn(), id.position().ordinal());
+        int tableId = tables.id(table);
+        if (tableId == 0) {
+            return Optional.empty();
+        }
+        byte[] k = VersionKey.of(tableId, key.encoded(), id.validFrom(), id.position().lsn(), id.position().ordinal());
         return read(() -> {
             byte[] v;
             try {
-                v = versions.get(t);
+                v = versions.get(k);
             } catch (RuntimeException ex) {
                 throw readFailure(table, ex);
             }
-            return v == null ? Optional.<Version>empty() : Optional.of(codec.decode(t, v));
+            return v == null ? Optional.<Version>empty() : Optional.of(codec.decode(table, k, v));
         });
     }
 
     @Override
     public List<Version> history(String table, RowKey key) {
-        return read(() -> historyLocked(table, key));
+        int id = tables.id(table);
+        if (id == 0) {
+            return List.of();
+        }
+        byte[] rowKey = key.encoded();
+        return read(() -> historyLocked(table, id, rowKey));
     }
 
-    private List<Version> historyLocked(String table, RowKey key) {
+    private List<Version> historyLocked(String table, int id, byte[] rowKey) {
         List<Version> out = new ArrayList<>();
         try {
-            for (Map.Entry<Object[], byte[]> e : versions.prefixSubMap(new Object[]{table, key.encoded()}).entrySet()) {
-                out.add(codec.decode(e.getKey(), e.getValue()));
+            Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator(VersionKey.rowStart(id, rowKey), true, VersionKey.rowEnd(id, rowKey), true);
+            while (it.hasNext()) {
+                Map.Entry<byte[], byte[]> e = it.next();
+                if (out.isEmpty() && !codec.isFirst(table, e.getKey(), e.getValue())) {
+                    throw inconsistent(table);
+                }
+                out.add(codec.decode(table, e.getKey(), e.getValue()));
             }
-        } catch (StoreCorruptedException ex) {
-            throw ex;
         } catch (RuntimeException ex) {
             throw readFailure(table, ex);
         }
@@ -369,11 +433,12 @@ public final class MapDbVersionStore implements VersionStore {
     @Override
     public Iterable<RowKey> keys(String table) {
         return () -> new Iterator<>() {
-            private Object[] next = read(() -> versions.ceilingKey(new Object[]{table}));
+            private final int id = tables.id(table);
+            private byte[] next = id == 0 ? null : read(() -> versions.ceilingKey(VersionKey.tableStart(id)));
 
             @Override
             public boolean hasNext() {
-                return next != null && table.equals(next[0]);
+                return next != null && VersionKey.inTable(next, id);
             }
 
             @Override
@@ -381,10 +446,10 @@ public final class MapDbVersionStore implements VersionStore {
                 if (!hasNext()) {
                     throw new NoSuchElementException();
                 }
-                byte[] k = (byte[]) next[1];
+                byte[] rowKey = VersionKey.rowKey(next);
                 try {
-                    next = read(() -> versions.higherKey(new Object[]{table, k, null}));
-                    return RowKey.decode(k);
+                    next = read(() -> versions.higherKey(VersionKey.rowEnd(id, rowKey)));
+                    return RowKey.decode(rowKey);
                 } catch (RuntimeException ex) {
                     throw readFailure(table, ex);
                 }
@@ -457,24 +522,28 @@ public final class MapDbVersionStore implements VersionStore {
     @Override
     public long prune(long horizon) {
         long removed = 0;
-        List<Object[]> before = new ArrayList<>();
-        Object[] current = null;
-        Iterator<Map.Entry<Object[], byte[]>> it = versions.entryIterator();
-        Map.Entry<Object[], byte[]> last = null;
+        List<byte[]> before = new ArrayList<>();
+        byte[] current = null;
+        Map.Entry<byte[], byte[]> newestBefore = null;
+        Map.Entry<byte[], byte[]> oldestAfter = null;
+        Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator();
         while (true) {
-            Map.Entry<Object[], byte[]> e = it.hasNext() ? it.next() : null;
-            if (e == null || current == null || !sameKey(current, e.getKey())) {
-                removed += pruneKey(before, last);
+            Map.Entry<byte[], byte[]> e = it.hasNext() ? it.next() : null;
+            if (e == null || current == null || !VersionKey.sameRow(current, e.getKey())) {
+                removed += pruneRow(before, newestBefore, oldestAfter);
                 before.clear();
-                last = null;
+                newestBefore = null;
+                oldestAfter = null;
                 if (e == null) {
                     break;
                 }
                 current = e.getKey();
             }
-            if ((Long) e.getKey()[2] < horizon) {
+            if (VersionKey.validFrom(e.getKey()) < horizon) {
                 before.add(e.getKey());
-                last = e;
+                newestBefore = e;
+            } else if (oldestAfter == null) {
+                oldestAfter = e;
             }
         }
         if (horizon > historyStart) {
@@ -483,23 +552,30 @@ public final class MapDbVersionStore implements VersionStore {
         return removed;
     }
 
-    /** Removes all of one key's versions before the horizon except the newest, and that one too if it is a tombstone. */
-    private long pruneKey(List<Object[]> before, Map.Entry<Object[], byte[]> newestBefore) {
+    /**
+     * Removes all of one row's versions before the horizon except the newest, and that one too if it
+     * is a tombstone; the row's oldest remaining version takes the "oldest" mark.
+     */
+    private long pruneRow(List<byte[]> before, Map.Entry<byte[], byte[]> newestBefore, Map.Entry<byte[], byte[]> oldestAfter) {
         if (before.isEmpty()) {
             return 0;
         }
-        int keep = codec.isTombstone(newestBefore.getKey(), newestBefore.getValue()) ? 0 : 1;
+        String table = "(any)";
+        int keep = codec.isTombstone(table, newestBefore.getKey(), newestBefore.getValue()) ? 0 : 1;
         int n = before.size() - keep;
+        if (n == 0) {
+            return 0;
+        }
+        Map.Entry<byte[], byte[]> survivor = keep == 1 ? newestBefore : oldestAfter;
         write(() -> {
             for (int i = 0; i < n; i++) {
                 versions.remove(before.get(i));
             }
+            if (survivor != null && !codec.isFirst(table, survivor.getKey(), survivor.getValue())) {
+                versions.put(survivor.getKey(), codec.withFirst(table, survivor.getKey(), survivor.getValue(), true));
+            }
         });
         return n;
-    }
-
-    private static boolean sameKey(Object[] a, Object[] b) {
-        return a[0].equals(b[0]) && Arrays.equals((byte[]) a[1], (byte[]) b[1]);
     }
 
     @Override
@@ -528,6 +604,7 @@ public final class MapDbVersionStore implements VersionStore {
             db.rollback();
             schemas.onRollback();
             loadCachedMeta();
+            tables.reload();
         });
     }
 
