@@ -53,7 +53,7 @@ public final class Replica implements AutoCloseable {
     private final ScheduledExecutorService restarter;
     private volatile VersionStore store;
     private WatermarkTracker tracker;
-    private volatile StoreBackedLookup lookup;
+    private volatile RetiringLookup lookup;
     private volatile BatchApplier applier;
     private volatile WatermarkProber prober;
     private volatile CaptureEngine engine;
@@ -127,7 +127,7 @@ public final class Replica implements AutoCloseable {
         store.commit();
 
         tracker = new WatermarkTracker(store.watermark());
-        lookup = new StoreBackedLookup(store, tracker, Set.copyOf(config.tables()));
+        lookup = newLookup();
         applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
         ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
@@ -137,8 +137,17 @@ public final class Replica implements AutoCloseable {
                 outcome.kind());
     }
 
-    /** Quarantines the current store file and opens an empty one in its place. */
+    private RetiringLookup newLookup() {
+        return new RetiringLookup(new StoreBackedLookup(store, tracker, Set.copyOf(config.tables())), config.name());
+    }
+
+    /**
+     * Quarantines the current store file and opens an empty one in its place. The new store cannot be opened
+     * before the old one is closed (same file, same lock), so readers still holding the old lookup get a
+     * retriable error until the new lookup is published.
+     */
     private void replaceStore(StartupChecks.SourceState source) {
+        retireLookup();
         store.close();
         store = null;
         Path aside = quarantine(config.storeFile());
@@ -236,7 +245,7 @@ public final class Replica implements AutoCloseable {
                 source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
                 store.setMeta(GapDetector.META_SLOT, config.slotName());
                 store.commit();
-                lookup = new StoreBackedLookup(store, tracker, Set.copyOf(config.tables()));
+                lookup = newLookup();
                 applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
             }
             startEngine();
@@ -265,6 +274,13 @@ public final class Replica implements AutoCloseable {
                     + " replica is stopped", e);
         }
         return target;
+    }
+
+    private void retireLookup() {
+        RetiringLookup l = lookup;
+        if (l != null) {
+            l.retire();
+        }
     }
 
     public ReplicaConfig config() {
@@ -312,6 +328,7 @@ public final class Replica implements AutoCloseable {
             tracker.wakeAll();
         }
         if (store != null) {
+            retireLookup();
             store.close();
         }
         if (config.slotDropOnStop() && lookup != null) {
