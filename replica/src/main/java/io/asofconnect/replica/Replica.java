@@ -86,6 +86,11 @@ public final class Replica implements AutoCloseable {
     }
 
     private void open() {
+        if (config.validFrom() == ReplicaConfig.ValidFrom.COLUMN) {
+            LOG.warn("Replica {}: {}=COLUMN: a change committed with a valid-from at or before the watermark changes answers"
+                    + " already given for those times; enrichment is not deterministic across replays for such changes",
+                    config.name(), ReplicaConfig.VALID_FROM);
+        }
         StartupChecks.SourceState source = checks.run();
         store = openStore();
         boolean historyPending;

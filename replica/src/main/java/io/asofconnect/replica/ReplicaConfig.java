@@ -54,7 +54,10 @@ public final class ReplicaConfig extends AbstractConfig {
     public enum ValidFrom {
         /** The source transaction's commit time ({@code source.ts_ms}). */
         COMMIT_TIME,
-        /** The value of {@code replica.valid.from.column} in the row. */
+        /**
+         * The value of {@code replica.valid.from.column} in the row. Not deterministic: a change committed now
+         * with a valid-from behind the watermark changes answers already given for those times.
+         */
         COLUMN
     }
 
@@ -135,7 +138,10 @@ public final class ReplicaConfig extends AbstractConfig {
                                 + " restarts then.", g, ++o, ConfigDef.Width.LONG, "Store directory")
                 .define(VALID_FROM, Type.STRING, ValidFrom.COMMIT_TIME.name(), VALID_FROM_VALUES, Importance.MEDIUM,
                         "Where a version's valid-from comes from: COMMIT_TIME (default) the source transaction's commit time;"
-                                + " COLUMN the value of " + VALID_FROM_COLUMN + " (epoch millis, timestamp or timestamptz). One of: "
+                                + " COLUMN the value of " + VALID_FROM_COLUMN + " (epoch millis, timestamp or timestamptz). COLUMN gives"
+                                + " up determinism: a change committed now with a valid-from at or before the watermark changes the"
+                                + " answer for times the watermark has already passed, so a replay may enrich differently than the"
+                                + " first run. Use COLUMN only if such back-dated changes never happen or you accept that. One of: "
                                 + VALID_FROM_VALUES + ".", g, ++o, ConfigDef.Width.SHORT, "Valid-from")
                 .define(VALID_FROM_COLUMN, Type.STRING, null, Importance.LOW,
                         "The column holding valid-from when " + VALID_FROM + "=COLUMN; every captured table must have it.",
