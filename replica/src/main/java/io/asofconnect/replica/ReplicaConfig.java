@@ -73,7 +73,11 @@ public final class ReplicaConfig extends AbstractConfig {
     public enum OnGap {
         /** Refuse to start, with a message explaining the gap. */
         FAIL,
-        /** Quarantine the store file, drop the slot and take a new snapshot; history restarts after it. */
+        /**
+         * Quarantine the store file and take a new snapshot; history restarts after it. The slot is dropped (and
+         * recreated by the snapshot) only when the server reports it {@code wal_status = lost}; otherwise the
+         * existing slot, or a new one if it is missing, carries the new snapshot.
+         */
         REBUILD
     }
 
@@ -166,8 +170,10 @@ public final class ReplicaConfig extends AbstractConfig {
                         g, ++o, ConfigDef.Width.SHORT, "Watermark safety margin")
                 .define(ON_GAP, Type.STRING, OnGap.FAIL.name(), ON_GAP_VALUES, Importance.MEDIUM,
                         "What to do when the store cannot be continued from the slot without a gap (slot dropped or recreated, WAL"
-                                + " lost, a different server): FAIL (default) refuses to start and says why; REBUILD quarantines the file,"
-                                + " drops the slot and takes a new snapshot, history restarting after it. One of: " + ON_GAP_VALUES + ".",
+                                + " lost, a different server): FAIL (default) refuses to start and says why; REBUILD moves the file aside"
+                                + " (<name>.mapdb.quarantined-<millis>) and takes a new snapshot, history restarting after it; the slot is"
+                                + " dropped and recreated only when its wal_status is lost, otherwise the existing (or a newly created)"
+                                + " slot is used. One of: " + ON_GAP_VALUES + ".",
                         g, ++o, ConfigDef.Width.SHORT, "On gap")
                 .define(SLOT_DROP_ON_STOP, Type.BOOLEAN, false, Importance.LOW,
                         "Drop the slot when the last connector using the replica stops. Only for tests and demos: the next start"
