@@ -90,6 +90,7 @@ public final class ReplicaConfig extends AbstractConfig {
 
     private static final Pattern SLOT = Pattern.compile("[a-z0-9_]{1,63}");
     private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
+    private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}");
     private static final Pattern QUALIFIED_TABLE = Pattern.compile("[^.\\s]+\\.[^.\\s]+");
 
     private static final EnumOption<ValidFrom> VALID_FROM_VALUES = EnumOption.of(ValidFrom.class);
@@ -107,17 +108,17 @@ public final class ReplicaConfig extends AbstractConfig {
                         Importance.HIGH, "The replica's identity in this worker. Connectors that give the same name share one"
                                 + " replica (one slot, one store file); a connector may give only this key to use a replica"
                                 + " that another connector in the worker defines.", g, ++o, ConfigDef.Width.MEDIUM, "Replica name")
-                .define(HOSTNAME, Type.STRING, null, Importance.HIGH,
+                .define(HOSTNAME, Type.STRING, null, nullOr(nonBlank("a host name or IP address")), Importance.HIGH,
                         "Host name of the source Postgres server. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Host")
                 .define(PORT, Type.INT, 5432, ConfigDef.Range.between(1, 65535), Importance.MEDIUM,
-                        "Port of the source Postgres server.", g, ++o, ConfigDef.Width.SHORT, "Port")
-                .define(USER, Type.STRING, null, Importance.HIGH,
+                        "Port of the source Postgres server (its port setting, 5432 unless changed); it must be reachable from every worker.", g, ++o, ConfigDef.Width.SHORT, "Port")
+                .define(USER, Type.STRING, null, nullOr(nonBlank("a Postgres role name")), Importance.HIGH,
                         "Postgres user; it needs the REPLICATION attribute (or superuser), SELECT on the tables,"
                                 + " and CREATE on the database if the publication does not exist yet.", g, ++o, ConfigDef.Width.MEDIUM, "User")
                 .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
                         "Password of replica.database.user. Use a config provider reference such as ${file:...} rather than the clear text.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Password")
-                .define(DBNAME, Type.STRING, null, Importance.HIGH,
+                .define(DBNAME, Type.STRING, null, nullOr(nonBlank("a database name")), Importance.HIGH,
                         "Database that holds the tables. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Database")
                 .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
                         "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
@@ -135,9 +136,9 @@ public final class ReplicaConfig extends AbstractConfig {
                 .define(PUBLICATION_NAME, Type.STRING, null, nullOr(patternValidator(SLOT, "lower-case letters, digits and '_', at most 63")),
                         Importance.LOW, "Name of the publication. Default: the slot name followed by _pub. Created for exactly the"
                                 + " captured tables if missing.", g, ++o, ConfigDef.Width.MEDIUM, "Publication")
-                .define(PATH, Type.STRING, "", Importance.HIGH,
+                .define(PATH, Type.STRING, null, nullOr(pathValidator()), Importance.HIGH,
                         "Directory of the replica's store file (<replica.name>.mapdb and its write-ahead log). It must be durable and"
-                                + " private to this worker. Default: asof-replica under the worker's working directory (user.dir)."
+                                + " private to this worker. Default (leave it unset): asof-replica under the worker's working directory (user.dir)."
                                 + " Never point it at a temporary directory: losing the file means a new snapshot and a history that"
                                 + " restarts then.", g, ++o, ConfigDef.Width.LONG, "Store directory")
                 .define(VALID_FROM, Type.STRING, ValidFrom.COMMIT_TIME.name(), VALID_FROM_VALUES, Importance.MEDIUM,
@@ -147,8 +148,10 @@ public final class ReplicaConfig extends AbstractConfig {
                                 + " answer for times the watermark has already passed, so a replay may enrich differently than the"
                                 + " first run. Use COLUMN only if such back-dated changes never happen or you accept that. One of: "
                                 + VALID_FROM_VALUES + ".", g, ++o, ConfigDef.Width.SHORT, "Valid-from")
-                .define(VALID_FROM_COLUMN, Type.STRING, null, Importance.LOW,
-                        "The column holding valid-from when " + VALID_FROM + "=COLUMN; every captured table must have it.",
+                .define(VALID_FROM_COLUMN, Type.STRING, null, nullOr(patternValidator(COLUMN, "a column name: letters, digits, '_' or '$',"
+                                + " not starting with a digit, at most 63")), Importance.LOW,
+                        "The column holding valid-from when " + VALID_FROM + "=COLUMN, as Postgres names it (case-sensitive, unquoted);"
+                                + " every captured table must have it, NOT NULL.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Valid-from column")
                 .define(SNAPSHOT_VALID_FROM, Type.STRING, SnapshotValidFrom.BEGINNING_OF_TIME.name(), SNAPSHOT_VALID_FROM_VALUES,
                         Importance.MEDIUM, "Valid-from of the rows read by the initial snapshot: BEGINNING_OF_TIME (default) makes"
@@ -359,6 +362,45 @@ public final class ReplicaConfig extends AbstractConfig {
             @Override
             public String toString() {
                 return description;
+            }
+        };
+    }
+
+    private static ConfigDef.Validator nonBlank(String description) {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value == null || value.toString().isBlank()) {
+                    throw new ConfigException(name, value, "must be " + description + ", not blank; leave the option out rather"
+                            + " than giving it empty");
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "non-blank " + description;
+            }
+        };
+    }
+
+    private static ConfigDef.Validator pathValidator() {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value == null || value.toString().isBlank()) {
+                    throw new ConfigException(name, value, "must be a directory path, not blank; leave the option out to use the"
+                            + " default (asof-replica under the worker's working directory)");
+                }
+                try {
+                    Path.of(value.toString());
+                } catch (java.nio.file.InvalidPathException e) {
+                    throw new ConfigException(name, value, "is not a valid path on this system: " + e.getReason());
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "a directory path (absolute, or relative to the worker's working directory)";
             }
         };
     }

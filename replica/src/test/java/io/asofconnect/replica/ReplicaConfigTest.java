@@ -125,6 +125,42 @@ class ReplicaConfigTest {
         assertThat(a.differingKeys(new ReplicaConfig(same))).isEmpty();
     }
 
+    /** Config is the user interface: every key typed, defaulted (but the name), validated, ranked and documented. */
+    @Test
+    void everyKeyHasTypeDefaultValidatorImportanceAndAnActionableDoc() {
+        for (ConfigDef.ConfigKey k : ReplicaConfig.CONFIG_DEF.configKeys().values()) {
+            assertThat(k.type).as(k.name).isNotNull();
+            assertThat(k.importance).as(k.name).isNotNull();
+            assertThat(k.hasDefault()).as("%s has a default (only %s is required)", k.name, ReplicaConfig.NAME)
+                    .isEqualTo(!k.name.equals(ReplicaConfig.NAME));
+            if (k.type != ConfigDef.Type.BOOLEAN && k.type != ConfigDef.Type.PASSWORD) {
+                assertThat(k.validator).as("%s has a validator", k.name).isNotNull();
+                assertThat(k.validator.toString()).as("%s's validator describes itself", k.name).isNotBlank();
+            }
+            assertThat(k.documentation).as(k.name).hasSizeGreaterThan(40);
+        }
+    }
+
+    @Test
+    void blankStringsAndBadColumnNamesAreRejectedButUnsetOptionalKeysAreFine() {
+        for (String key : List.of(ReplicaConfig.HOSTNAME, ReplicaConfig.USER, ReplicaConfig.DBNAME, ReplicaConfig.PATH,
+                ReplicaConfig.VALID_FROM_COLUMN)) {
+            Map<String, Object> p = full();
+            p.put(key, "  ");
+            assertThatThrownBy(() -> new ReplicaConfig(p)).as(key).isInstanceOf(ConfigException.class).hasMessageContaining(key);
+        }
+        for (String bad : List.of("1col", "eff from", "\"eff\"", "a.b")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.VALID_FROM_COLUMN, bad);
+            assertThatThrownBy(() -> new ReplicaConfig(p)).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.VALID_FROM_COLUMN);
+        }
+        Map<String, Object> ok = full();
+        ok.put(ReplicaConfig.VALID_FROM_COLUMN, "EffectiveFrom_1");
+        assertThat(new ReplicaConfig(ok).validFromColumn()).isEqualTo("EffectiveFrom_1");
+        assertThat(new ReplicaConfig(Map.of(ReplicaConfig.NAME, "r1")).hostname()).isNull();
+    }
+
     @Test
     void addToEmbedsEveryKeyWithDocs() {
         ConfigDef def = ReplicaConfig.addTo(new ConfigDef().define("other", ConfigDef.Type.STRING, "x", ConfigDef.Importance.LOW, "doc"));
