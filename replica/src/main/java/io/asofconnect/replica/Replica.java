@@ -261,10 +261,18 @@ public final class Replica implements AutoCloseable {
         }
     }
 
-    /** Moves the store file and its WAL aside, next to it, keeping the bytes for inspection. */
-    private static Path quarantine(Path file) {
+    /**
+     * Moves the store file and its WAL aside, next to it, keeping the bytes for inspection. A copy of
+     * version-store's package-private {@code Quarantine.moveAside} (same names, same collision rule) until
+     * that one is public; two rebuilds in one millisecond must not overwrite the first one's file.
+     */
+    static Path quarantine(Path file) {
         String base = file.getFileName().toString();
-        Path target = file.resolveSibling(base + ".quarantined-" + System.currentTimeMillis());
+        Path target;
+        long millis = System.currentTimeMillis();
+        do {
+            target = file.resolveSibling(base + ".quarantined-" + millis++);
+        } while (Files.exists(target));
         try (Stream<Path> siblings = Files.list(file.getParent())) {
             List<Path> wal = siblings.filter(p -> p.getFileName().toString().startsWith(base + ".wal.")).toList();
             if (Files.exists(file)) {
