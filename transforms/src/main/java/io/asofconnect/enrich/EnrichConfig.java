@@ -41,7 +41,11 @@ public final class EnrichConfig {
     public static final String ON_LATE = "enrich.on.late";
 
     public static final long LATENESS_WAIT_MS_DEFAULT = 5_000L;
-    /** A fifth of the consumer's default {@code max.poll.interval.ms} (300 s), so a wait never gets a task evicted. */
+    /**
+     * A fifth of the consumer's default {@code max.poll.interval.ms} (300 s). The transform waits at most one
+     * bound per stall of the replica, not per record (see {@link EnrichmentEngine#enrichBlocking}), so a
+     * poll behind a stalled replica does not add up waits until the task is evicted.
+     */
     public static final long LATENESS_WAIT_MS_MAX = 60_000L;
 
     /** Name of the version-metadata column holding the version's valid-from (epoch millis, INT64). */
@@ -219,7 +223,10 @@ public final class EnrichConfig {
                         ConfigDef.Range.between(0L, LATENESS_WAIT_MS_MAX), Importance.MEDIUM,
                         "How long to wait, in milliseconds, for the replica's watermark to pass a record's event time"
                                 + " before " + ON_LATE + " applies. Bounded well below the consumer's"
-                                + " max.poll.interval.ms. Default: " + LATENESS_WAIT_MS_DEFAULT + ".",
+                                + " max.poll.interval.ms. The transform waits once per stall, not per record: after"
+                                + " a wait times out, later records past the watermark get " + ON_LATE + " at once"
+                                + " until the watermark passes the event time that timed out."
+                                + " Default: " + LATENESS_WAIT_MS_DEFAULT + ".",
                         GROUP, ++order, ConfigDef.Width.SHORT, "Lateness wait (ms)")
                 .define(ON_LATE, Type.STRING, OnLate.FAIL.name(), ON_LATES, Importance.MEDIUM,
                         "What to do when the watermark did not pass the event time within " + LATENESS_WAIT_MS

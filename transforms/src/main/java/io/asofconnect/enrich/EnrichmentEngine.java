@@ -16,9 +16,12 @@ import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.header.Headers;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Joins each record with the version of one replicated row, as configured by {@link EnrichConfig}.
@@ -42,12 +45,20 @@ import java.util.TreeSet;
  * <p>Safe for concurrent use.
  */
 public final class EnrichmentEngine implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(EnrichmentEngine.class);
     private final EnrichConfig config;
     private final VersionLookup lookup;
     private final KeyExtractor keys;
     private final EventTimes times;
     private final OutputSchemas schemas;
     private final OutputWriter writer;
+    /**
+     * {@link #NOT_LAGGING}, or the event time T whose wait in {@link #enrichBlocking} timed out: the replica's
+     * watermark did not pass T within the bound. Until it has, a record past the watermark is resolved late at
+     * once instead of waiting again, so a stalled replica costs one bound per stall, not one per record.
+     */
+    private final AtomicLong laggingBehind = new AtomicLong(NOT_LAGGING);
+    private static final long NOT_LAGGING = Long.MIN_VALUE;
 
     /**
      * @throws ConfigException when the replica does not capture {@code enrich.table}
@@ -88,6 +99,12 @@ public final class EnrichmentEngine implements AutoCloseable {
      * For the transform: {@link #tryEnrich}, waiting at most {@code enrich.lateness.wait.ms} for the watermark
      * when needed, then {@link #resolveLate}.
      *
+     * <p>The bound holds per stall, not per record: once a wait times out (the watermark did not pass the
+     * record's event time T), later records whose event time is past the current watermark are resolved late
+     * at once, without waiting, until the watermark has passed T; then waiting resumes. A poll of many
+     * records behind a stalled replica therefore waits about one bound in all, and the task stays well inside
+     * the consumer's {@code max.poll.interval.ms}. Records at or below the watermark are answered as always.
+     *
      * @return the record to pass on, or null when it is dropped
      * @throws DataException when the record cannot be enriched (Connect applies {@code errors.tolerance})
      * @throws ConnectException when interrupted while waiting (the task is stopping)
@@ -95,12 +112,8 @@ public final class EnrichmentEngine implements AutoCloseable {
     public <R extends ConnectRecord<R>> R enrichBlocking(R record) {
         EnrichOutcome<R> outcome = tryEnrich(record);
         if (outcome instanceof NotYetVisible<R> n) {
-            try {
-                lookup.awaitWatermark(n.eventTime(), Duration.ofMillis(config.latenessWaitMs()));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
-                        + " event time (table " + config.table() + ")", e);
+            if (shouldWait(n.watermark())) {
+                awaitBounded(n.eventTime());
             }
             outcome = resolveLate(record);
         }
@@ -114,6 +127,38 @@ public final class EnrichmentEngine implements AutoCloseable {
             return null;
         }
         throw new IllegalStateException("resolveLate never answers NotYetVisible");
+    }
+
+    /** False while an earlier wait timed out and the watermark has not yet passed that wait's event time. */
+    private boolean shouldWait(long watermark) {
+        long behind = laggingBehind.get();
+        if (behind == NOT_LAGGING) {
+            return true;
+        }
+        if (watermark >= behind) {
+            // Caught up with the point we gave up on; another thread may have recorded a later one meanwhile.
+            if (laggingBehind.compareAndSet(behind, NOT_LAGGING)) {
+                LOG.info("Replica watermark for table {} caught up; waiting for late records again", config.table());
+            }
+            return laggingBehind.get() == NOT_LAGGING;
+        }
+        return false;
+    }
+
+    private void awaitBounded(long eventTime) {
+        boolean passed;
+        try {
+            passed = lookup.awaitWatermark(eventTime, Duration.ofMillis(config.latenessWaitMs()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
+                    + " event time (table " + config.table() + ")", e);
+        }
+        if (!passed && laggingBehind.getAndAccumulate(eventTime, Math::max) == NOT_LAGGING) {
+            LOG.warn("Replica watermark for table {} did not pass a record's event time within {}={}; records past"
+                    + " the watermark get {} without waiting until it catches up", config.table(),
+                    EnrichConfig.LATENESS_WAIT_MS, config.latenessWaitMs(), EnrichConfig.ON_LATE);
+        }
     }
 
     private <R extends ConnectRecord<R>> EnrichOutcome<R> enrich(R record, boolean late) {

@@ -355,4 +355,47 @@ class EnrichmentEngineTest {
         assertThatThrownBy(() -> e.enrichBlocking(order(1, 7, 99_000))).isInstanceOf(DataException.class);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     }
+
+    @Test
+    void aStalledReplicaCostsOneBoundPerStallNotOnePerRecord() throws Exception {
+        long bound = 300;
+        EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, Long.toString(bound),
+                EnrichConfig.ON_LATE, "CURRENT_WITH_HEADER");
+        long start = System.nanoTime();
+        for (int i = 0; i < 50; i++) {
+            SinkRecord r = e.enrichBlocking(order(i, 7, 20_000 + i));
+            assertThat(r.headers().lastWithName(EnrichConfig.LATE_HEADER).value()).isEqualTo("true");
+        }
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        // 50 waits would take 15 s; one wait plus 50 lookups takes well under 3 s even on a loaded machine.
+        assertThat(took).isGreaterThanOrEqualTo(Duration.ofMillis(bound)).isLessThan(Duration.ofSeconds(3));
+
+        // While lagging, a record at or below the watermark is answered as always, not late.
+        assertThat(e.enrichBlocking(order(1, 7, 1_500)).headers().lastWithName(EnrichConfig.LATE_HEADER)).isNull();
+
+        // The watermark passes the event time that timed out: the next late record is waited for again.
+        replica.commit(25_000);
+        long again = System.nanoTime();
+        assertThat(e.enrichBlocking(order(99, 7, 30_000)).headers().lastWithName(EnrichConfig.LATE_HEADER)).isNotNull();
+        assertThat(Duration.ofNanos(System.nanoTime() - again)).isGreaterThanOrEqualTo(Duration.ofMillis(bound));
+    }
+
+    @Test
+    void theLagIsRememberedAcrossThreads() throws Exception {
+        EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "300");
+        long start = System.nanoTime();
+        java.util.List<CompletableFuture<Void>> workers = new java.util.ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int base = t * 100;
+            workers.add(CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < 20; i++) {
+                    int n = base + i;
+                    assertThatThrownBy(() -> e.enrichBlocking(order(n, 7, 20_000 + n))).isInstanceOf(DataException.class);
+                }
+            }));
+        }
+        CompletableFuture.allOf(workers.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        // At most one wait per thread that started waiting before the first timed out; never 80.
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+    }
 }
