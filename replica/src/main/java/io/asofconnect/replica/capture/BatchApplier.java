@@ -63,7 +63,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             throws InterruptedException {
         long watermark = store.watermark();
         Map<Map<String, ?>, Map<String, ?>> lastOffsets = new LinkedHashMap<>();
-        Map<String, Integer> ordinals = new HashMap<>();
+        Map<SameLsn, Integer> ordinals = new HashMap<>();
         try {
             for (RecordChangeEvent<SourceRecord> event : records) {
                 SourceRecord r = event.record();
@@ -104,32 +104,21 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         committer.markBatchFinished();
     }
 
-    private void apply(SourceRecord r, Map<String, Integer> ordinals) {
-        Struct value = (Struct) r.value();
-        Struct source = value.getStruct("source");
-        Long lsn = source.getInt64("lsn");
-        // Changes of one key at one LSN (rare) are told apart by their order in the batch.
-        String slot = source.getString("schema") + "." + source.getString("table") + "\u0000" + lsn + "\u0000"
-                + java.util.Base64.getEncoder().encodeToString(keyBytes(r));
-        int ordinal = ordinals.merge(slot, 1, Integer::sum) - 1;
-        ChangeEventMapper.Change c = mapper.map(r, ordinal, store);
+    /** One key at one LSN: the changes sharing it within a batch are numbered in batch order. */
+    private record SameLsn(String table, Long lsn, RowKey key) {
+    }
+
+    private void apply(SourceRecord r, Map<SameLsn, Integer> ordinals) {
+        Struct source = ((Struct) r.value()).getStruct("source");
+        RowKey key = ChangeEventMapper.key(r);
+        int ordinal = ordinals.merge(new SameLsn(ChangeEventMapper.table(r), source.getInt64("lsn"), key), 1, Integer::sum) - 1;
+        ChangeEventMapper.Change c = mapper.map(r, key, ordinal, store);
         store.put(c.table(), c.key(), c.version());
         if (c.snapshot()) {
             snapshotRecords++;
         } else {
             changeRecords++;
         }
-    }
-
-    private static byte[] keyBytes(SourceRecord r) {
-        if (!(r.key() instanceof Struct k)) {
-            return new byte[0];
-        }
-        java.util.List<Object> parts = new java.util.ArrayList<>();
-        for (org.apache.kafka.connect.data.Field f : k.schema().fields()) {
-            parts.add(k.get(f) == null ? "" : k.get(f));
-        }
-        return RowKey.of(parts).encoded();
     }
 
     /** The probe time carried by one of our logical decoding messages, or {@link Long#MIN_VALUE}. */

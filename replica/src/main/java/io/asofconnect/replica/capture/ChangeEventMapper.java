@@ -56,15 +56,27 @@ public final class ChangeEventMapper {
         return "c".equals(op) || "u".equals(op) || "d".equals(op) || "r".equals(op);
     }
 
+    /** The table of a row change, as schema.table. */
+    public static String table(SourceRecord r) {
+        Struct source = ((Struct) r.value()).getStruct("source");
+        return source.getString("schema") + "." + source.getString("table");
+    }
+
+    /** The key of a row change: the one encoding of it, used both for the store and for {@link #map}'s ordinal. */
+    public static RowKey key(SourceRecord r) {
+        return rowKey(r, table(r));
+    }
+
     /**
-     * Maps a row change. {@code ordinal} separates changes of one key at one LSN; {@code store} supplies the
-     * previous version for columns Postgres did not send (unchanged TOASTed values).
+     * Maps a row change whose key {@link #key} computed. {@code ordinal} distinguishes changes of this one key
+     * that share one LSN within a batch (the delete and create of a key update, a snapshot's rows), in batch
+     * order; with the LSN it forms the version's position. {@code store} supplies the previous version for
+     * columns Postgres did not send (unchanged TOASTed values).
      */
-    public Change map(SourceRecord r, int ordinal, VersionStore store) {
+    public Change map(SourceRecord r, RowKey key, int ordinal, VersionStore store) {
         Struct value = (Struct) r.value();
         Struct source = value.getStruct("source");
-        String table = source.getString("schema") + "." + source.getString("table");
-        RowKey key = rowKey(r, table);
+        String table = table(r);
         boolean snapshot = isSnapshot(source);
         String op = value.getString("op");
         Struct after = "d".equals(op) ? null : value.getStruct("after");
