@@ -1,5 +1,6 @@
 package io.asofconnect.replica.capture;
 
+import io.asofconnect.lookup.KeyValues;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.SourcePosition;
 import io.asofconnect.lookup.Version;
@@ -101,7 +102,8 @@ public final class ChangeEventMapper {
                 throw new DataException("key column " + f.name() + " of table " + table + " is null in a change event; key columns"
                         + " (see " + ReplicaConfig.KEY_COLUMNS + ") must be NOT NULL");
             }
-            parts.add(v);
+            // The transform canonicalises the event's key the same way; without it date/timestamp keys never match.
+            parts.add(KeyValues.canonical(f.schema(), v));
         }
         return RowKey.of(parts);
     }
