@@ -521,6 +521,11 @@ public final class MapDbVersionStore implements VersionStore {
 
     @Override
     public long prune(long horizon) {
+        // Raised before anything is removed: a concurrent as-of read of a time being pruned then reports
+        // OutOfHistory (StoreBackedLookup re-reads the start after its floor) instead of a half-pruned row.
+        if (horizon > historyStart) {
+            setHistoryStart(horizon);
+        }
         long removed = 0;
         List<byte[]> before = new ArrayList<>();
         byte[] current = null;
@@ -545,9 +550,6 @@ public final class MapDbVersionStore implements VersionStore {
             } else if (oldestAfter == null) {
                 oldestAfter = e;
             }
-        }
-        if (horizon > historyStart) {
-            setHistoryStart(horizon);
         }
         return removed;
     }

@@ -38,7 +38,13 @@ public final class StoreBackedLookup implements VersionLookup {
         if (timestamp < start) {
             return new LookupResult.OutOfHistory(start);
         }
-        return toResult(store.floor(table, key, timestamp));
+        Optional<Version> floor = store.floor(table, key, timestamp);
+        // Retention may have pruned this time while we read: the store raises the start before it removes.
+        long startAfter = store.historyStart();
+        if (timestamp < startAfter) {
+            return new LookupResult.OutOfHistory(startAfter);
+        }
+        return toResult(floor);
     }
 
     @Override
