@@ -32,7 +32,10 @@ public interface VersionLookup {
     /** The newest version the replica holds, whatever the watermark. Not deterministic across replays. */
     LookupResult current(String table, RowKey key);
 
-    /** The version named by {@code id}, or {@link LookupResult.Absent} when the replica holds no such version. */
+    /**
+     * The version named by {@code id}, or {@link LookupResult.Absent} when the replica holds no such version;
+     * {@link LookupResult.NotYetVisible} when the id is valid from a time past the watermark.
+     */
     LookupResult exact(String table, RowKey key, VersionId id);
 
     /**

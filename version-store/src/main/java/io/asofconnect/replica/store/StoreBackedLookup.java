@@ -60,6 +60,11 @@ public final class StoreBackedLookup implements VersionLookup {
         if (!tables.contains(table)) {
             return new LookupResult.UnknownTable(table);
         }
+        long w = watermark.get();
+        if (id.validFrom() > w) {
+            // "No such version" could become "found" once the replica catches up: not an answer yet.
+            return new LookupResult.NotYetVisible(w);
+        }
         Optional<Version> found = store.find(table, key, id);
         if (found.isEmpty() && id.validFrom() < store.historyStart()) {
             return new LookupResult.OutOfHistory(store.historyStart());
