@@ -85,7 +85,7 @@ public final class ChangeEventMapper {
         SourcePosition position = new SourcePosition(lsn, ordinal);
         long from = validFrom(source, after, snapshot, table);
         if (after != null) {
-            after = fillUnavailable(after, table, key, store);
+            after = fillUnavailable(after, table, key, position, store);
         }
         return new Change(table, key, new Version(from, position, after), snapshot);
     }
@@ -171,9 +171,11 @@ public final class ChangeEventMapper {
 
     /**
      * Postgres leaves an unchanged TOASTed column out of an update when the table's replica identity is
-     * not FULL, and Debezium puts a placeholder there. The value is then the previous version's.
+     * not FULL, and Debezium puts a placeholder there. The value is then the one of the change that preceded
+     * this one in the source (greatest position below it), which under valid.from=COLUMN need not be the
+     * version with the greatest valid-from.
      */
-    private static Struct fillUnavailable(Struct after, String table, RowKey key, VersionStore store) {
+    private static Struct fillUnavailable(Struct after, String table, RowKey key, SourcePosition position, VersionStore store) {
         Struct previous = null;
         boolean loaded = false;
         Struct out = null;
@@ -183,8 +185,7 @@ public final class ChangeEventMapper {
                 continue;
             }
             if (!loaded) {
-                Optional<Version> latest = store.latest(table, key);
-                previous = latest.map(Version::row).orElse(null);
+                previous = precedingInSource(store.history(table, key), position).map(Version::row).orElse(null);
                 loaded = true;
             }
             if (previous == null || previous.schema().field(f.name()) == null) {
@@ -197,6 +198,17 @@ public final class ChangeEventMapper {
             out.put(f.name(), previous.get(f.name()));
         }
         return out == null ? after : out;
+    }
+
+    /** The version with the greatest source position below {@code position}. */
+    static Optional<Version> precedingInSource(List<Version> history, SourcePosition position) {
+        Version best = null;
+        for (Version v : history) {
+            if (v.position().compareTo(position) < 0 && (best == null || v.position().compareTo(best.position()) > 0)) {
+                best = v;
+            }
+        }
+        return Optional.ofNullable(best);
     }
 
     private static boolean isPlaceholder(Object v) {
