@@ -172,6 +172,29 @@ class ReplicaCaptureTest {
         }
     }
 
+    /** Keys in the canonical forms the transform uses: a date as ISO text, a uuid in any case. */
+    @Test
+    void dateAndUuidKeysAreFoundByTheirCanonicalForms() throws Exception {
+        db.exec("CREATE TABLE public.by_day (day date PRIMARY KEY, v text)", "INSERT INTO public.by_day VALUES ('2024-01-02', 'snap')",
+                "CREATE TABLE public.by_uuid (u uuid PRIMARY KEY, v text)",
+                "INSERT INTO public.by_uuid VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'snap')");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("canon", "canon_slot", dir, "public.by_day,public.by_uuid"))) {
+            catchUp(h);
+            String upper = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11";
+            assertThat(row(h.current("public.by_day", RowKey.of("2024-01-02"))).getString("v")).isEqualTo("snap");
+            assertThat(row(h.current("public.by_uuid", RowKey.of(upper))).getString("v")).isEqualTo("snap");
+            db.exec("INSERT INTO public.by_day VALUES ('2024-03-04', 'streamed')",
+                    "UPDATE public.by_uuid SET v = 'streamed' WHERE u = '" + upper + "'");
+            catchUp(h);
+            assertThat(row(h.current("public.by_day", RowKey.of("2024-03-04"))).getString("v")).isEqualTo("streamed");
+            assertThat(row(h.current("public.by_uuid", RowKey.of(upper))).getString("v")).isEqualTo("streamed");
+            assertThat(row(h.current("public.by_uuid", RowKey.of(java.util.UUID.fromString(upper)))).getString("v")).isEqualTo("streamed");
+            // The day number Debezium sends is not the key: only the canonical form is.
+            assertThat(h.current("public.by_day", RowKey.of((int) java.time.LocalDate.of(2024, 1, 2).toEpochDay())))
+                    .isInstanceOf(LookupResult.Absent.class);
+        }
+    }
+
     @Test
     void schemaChangesKeepOldVersionsInTheirOldShape() throws Exception {
         db.exec("CREATE TABLE public.evolving (id int PRIMARY KEY, a text, gone text)",
