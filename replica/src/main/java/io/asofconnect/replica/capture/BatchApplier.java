@@ -53,9 +53,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         this.safetyMarginMs = config.watermarkSafetyMarginMs();
         this.retentionMs = config.historyRetentionMs();
         this.clock = clock;
-        // Pruning is cheap relative to retention; a tenth of it, between 1 s and 1 min, keeps the file lean.
-        this.pruneEveryMs = Math.max(1000, Math.min(60_000, retentionMs / 10));
-        this.lastPrune = clock.getAsLong();
+        this.pruneEveryMs = pruneInterval(retentionMs);
+        // The first prune comes within a minute of start, so a worker restarted more often than the interval still prunes.
+        this.lastPrune = clock.getAsLong() - pruneEveryMs + Math.min(pruneEveryMs, 60_000);
     }
 
     @Override
@@ -150,6 +150,15 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         }
     }
 
+    /**
+     * How often retention runs. A prune walks every version of the store inside a batch's transaction, so it
+     * runs at most every max(60 s, retention / 10): the file holds at most a tenth more history than asked. A
+     * retention shorter than a minute (tests, demos) prunes once per retention, but not more than once a second.
+     */
+    public static long pruneInterval(long retentionMs) {
+        return Math.max(1000, Math.max(Math.min(60_000, retentionMs), retentionMs / 10));
+    }
+
     private void maybePrune(long watermark) {
         long now = clock.getAsLong();
         if (watermark == Long.MIN_VALUE || now - lastPrune < pruneEveryMs) {
@@ -158,8 +167,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         lastPrune = now;
         long horizon = watermark - retentionMs;
         if (horizon > store.historyStart()) {
+            long started = System.nanoTime();
             long removed = store.prune(horizon);
-            LOG.debug("Retention pruned {} versions before {}", removed, horizon);
+            LOG.debug("Retention pruned {} versions before {} in {} ms", removed, horizon, (System.nanoTime() - started) / 1_000_000);
         }
     }
 
