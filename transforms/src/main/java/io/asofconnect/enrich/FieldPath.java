@@ -3,6 +3,7 @@ package io.asofconnect.enrich;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.data.Field;
+import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.DataException;
 
@@ -74,6 +75,25 @@ public final class FieldPath {
                         + "' is looked up in a value of type " + current.getClass().getName()
                         + ", but only Struct and Map values have fields");
             }
+        }
+        return current;
+    }
+
+    /**
+     * The schema of the value at this path when {@code root} (a record's key or value schema) describes it
+     * through structs all the way; null when {@code root} is null (schemaless) or a segment is not a struct field.
+     */
+    public Schema schemaOf(Schema root) {
+        Schema current = root;
+        for (String segment : segments) {
+            if (current == null || current.type() != Schema.Type.STRUCT) {
+                return null;
+            }
+            Field f = current.field(segment);
+            if (f == null) {
+                return null;
+            }
+            current = f.schema();
         }
         return current;
     }

@@ -1,14 +1,23 @@
 package io.asofconnect.enrich;
 
 import io.asofconnect.enrich.EnrichConfig.KeySource;
+import io.asofconnect.lookup.KeyValues;
 import io.asofconnect.lookup.RowKey;
 import org.apache.kafka.connect.connector.ConnectRecord;
+import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.errors.DataException;
 
 import java.util.ArrayList;
 import java.util.List;
 
-/** Builds the join key from the record's key or value, or reports which key path is missing. */
+/**
+ * Builds the join key from the record's key or value, or reports which key path is missing.
+ *
+ * <p>Each key value goes through {@link KeyValues#canonical} with its field's schema (null for schemaless
+ * records) before {@link RowKey#of}, as the replica does with every key column: a date key sent as a
+ * Connect {@code Date} or a Debezium {@code io.debezium.time.Date} and stored from a Postgres {@code date}
+ * then meet in the same ISO text, a timestamp in the same epoch microseconds.
+ */
 final class KeyExtractor {
     private final KeySource source;
     private final List<FieldPath> paths;
@@ -26,8 +35,10 @@ final class KeyExtractor {
      */
     RowKey of(ConnectRecord<?> record) {
         Object root = source == KeySource.KEY ? record.key() : record.value();
+        Schema rootSchema = source == KeySource.KEY ? record.keySchema() : record.valueSchema();
         if (paths.isEmpty()) {
-            return root == null ? null : toKey(List.of(root), "the record key");
+            return root == null ? null
+                    : toKey(List.of(canonical(rootSchema, root, "the record key")), "the record key");
         }
         List<Object> components = new ArrayList<>(paths.size());
         for (FieldPath p : paths) {
@@ -35,7 +46,7 @@ final class KeyExtractor {
             if (v == null || v == FieldPath.MISSING) {
                 return null;
             }
-            components.add(v);
+            components.add(canonical(p.schemaOf(rootSchema), v, EnrichConfig.KEY_FIELDS + " path " + p));
         }
         return toKey(components, EnrichConfig.KEY_FIELDS + "=" + paths);
     }
@@ -54,6 +65,16 @@ final class KeyExtractor {
             }
         }
         return "a key field is missing";
+    }
+
+    private static Object canonical(Schema schema, Object value, String where) {
+        try {
+            return KeyValues.canonical(schema, value);
+        } catch (ClassCastException | ArithmeticException e) {
+            throw new DataException("cannot read " + where + " as a key value: its schema " + schema.name()
+                    + " does not fit the value's type " + value.getClass().getName() + " (or the value is out of"
+                    + " range); check the producer's schema for this field");
+        }
     }
 
     private static RowKey toKey(List<Object> components, String where) {
