@@ -378,7 +378,7 @@ public final class ReplicaConfig extends AbstractConfig {
 
             @Override
             public String toString() {
-                return "non-blank " + description;
+                return description + " (not blank)";
             }
         };
     }
