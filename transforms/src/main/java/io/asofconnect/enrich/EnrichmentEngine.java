@@ -30,7 +30,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>{@link #tryEnrich} never blocks. Under {@code enrich.mode=AS_OF} it answers only from versions at or
  *       below the replica's watermark; for an event time past it, it returns {@link NotYetVisible}, and the
- *       caller asks again later and, after its own bounded wait, calls {@link #resolveLate}.</li>
+ *       caller asks again later and, after its own bounded wait, calls {@link #resolveLate}. Under
+ *       {@code enrich.mode=VERSION} the same holds for the named version's valid-from (see
+ *       {@code exactIfVisible}); {@code CURRENT} never waits.</li>
  *   <li>Deterministic: the same record and the same replica state at or below the watermark give an equal
  *       output record (equal schema, in fact the same cached instance, and equal values).</li>
  *   <li>The output record keeps the topic, partition, key, key schema, timestamp and headers (plus
@@ -191,9 +193,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         if (config.mode() == Mode.VERSION) {
             VersionId id = versionIdOf(record);
             eventTime = id.validFrom();
-            // A version past the watermark may not have arrived yet: "absent" now could be "found" on a replay.
-            long w = lookup.watermark();
-            result = eventTime > w ? new LookupResult.NotYetVisible(w) : lookup.exact(table, key, id);
+            result = exactIfVisible(table, key, id);
         } else {
             eventTime = times.of(record);
             result = lookup.asOf(table, key, eventTime);
@@ -211,6 +211,18 @@ public final class EnrichmentEngine implements AutoCloseable {
             return decide(record, lookup.current(table, key), n.watermark());
         }
         return decide(record, result, null);
+    }
+
+    /**
+     * The watermark rule of {@code enrich.mode=VERSION}, and its only place: a version id whose valid-from is
+     * past the watermark is {@link LookupResult.NotYetVisible}, whatever the store holds, because such a
+     * version may not have arrived yet and "absent" now could be "found" on a replay. Only at or below the
+     * watermark is {@link VersionLookup#exact} asked, which itself applies no watermark. Should the lookup
+     * ever apply the same rule, both agree and this check is merely redundant.
+     */
+    private LookupResult exactIfVisible(String table, RowKey key, VersionId id) {
+        long w = lookup.watermark();
+        return id.validFrom() > w ? new LookupResult.NotYetVisible(w) : lookup.exact(table, key, id);
     }
 
     /** @param lateWatermark non-null when the current row stands in for a late record's (headers added) */

@@ -398,4 +398,22 @@ class EnrichmentEngineTest {
         // At most one wait per thread that started waiting before the first timed out; never 80.
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     }
+
+    @Test
+    void versionModeWaitsForTheWatermarkEvenWhenTheStoreAlreadyHoldsTheVersion() {
+        // The capture thread has written the version, but the watermark has not passed its valid-from yet.
+        Version ahead = replica.put(CUSTOMERS, RowKey.of(7), 20_000, customerV1(7, "Alice ahead", "1.00"));
+        replica.commit(10_000);
+        Schema event = org.apache.kafka.connect.data.SchemaBuilder.struct().field("cid", Schema.INT32_SCHEMA)
+                .field("v", Schema.STRING_SCHEMA).build();
+        EnrichmentEngine e = new EnrichmentEngine(new EnrichConfig(Map.of(EnrichConfig.TABLE, CUSTOMERS,
+                EnrichConfig.KEY_FIELDS, "cid", EnrichConfig.MODE, "VERSION", EnrichConfig.VERSION_FIELD, "v",
+                EnrichConfig.LATENESS_WAIT_MS, "50")), replica.lookup());
+        SinkRecord r = new SinkRecord("t", 0, null, null, event, new Struct(event).put("cid", 7).put("v", ahead.id().toString()), 0);
+        assertThat(e.tryEnrich(r)).isEqualTo(new NotYetVisible<SinkRecord>(20_000, 10_000));
+        assertThat(e.resolveLate(r)).isInstanceOf(Failed.class);
+
+        replica.commit(20_000);
+        assertThat(((Struct) e.enrichBlocking(r).value()).getStruct("customers").getString("name")).isEqualTo("Alice ahead");
+    }
 }
