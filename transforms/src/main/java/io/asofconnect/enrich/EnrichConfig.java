@@ -9,12 +9,10 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The {@code enrich.*} options, shared by the {@code AsOfEnrich} transform and the sink that hosts the
@@ -137,7 +135,7 @@ public final class EnrichConfig {
         this.onLate = ON_LATES.parse(ON_LATE, c.getString(ON_LATE));
 
         Map<String, String> problems = dependentProblems(keySource, keyFields.isEmpty(), timeSource, timeField != null,
-                timeHeader != null, mode, versionField != null, columns);
+                timeHeader != null, mode, versionField != null);
         if (!problems.isEmpty()) {
             Map.Entry<String, String> first = problems.entrySet().iterator().next();
             throw new ConfigException(first.getKey(), String.valueOf(props.get(first.getKey())), first.getValue());
@@ -171,7 +169,7 @@ public final class EnrichConfig {
                                 + " Its value may be epoch milliseconds (a number or a string of digits), an ISO-8601"
                                 + " instant or offset date-time string, or a Connect Timestamp.",
                         GROUP, ++order, ConfigDef.Width.MEDIUM, "Time field")
-                .define(TIME_HEADER, Type.STRING, null, Importance.MEDIUM,
+                .define(TIME_HEADER, Type.STRING, null, NameValidators.optionalName("event-time"), Importance.MEDIUM,
                         "Name of the header holding the event time when " + TIME_SOURCE + "=HEADER; same value"
                                 + " formats as " + TIME_FIELD + ". The last header of that name counts.",
                         GROUP, ++order, ConfigDef.Width.MEDIUM, "Time header")
@@ -190,16 +188,17 @@ public final class EnrichConfig {
                                 + OUTPUT_FIELD + ") or FLATTEN (one optional field per column, named "
                                 + OUTPUT_PREFIX + " + column). Default: NESTED.",
                         GROUP, ++order, ConfigDef.Width.SHORT, "Output mode")
-                .define(OUTPUT_FIELD, Type.STRING, null, Importance.MEDIUM,
+                .define(OUTPUT_FIELD, Type.STRING, null, NameValidators.optionalName("customer"), Importance.MEDIUM,
                         "Name of the field that receives the row in NESTED mode. Default: the table name without"
                                 + " its schema (customers for public.customers).",
                         GROUP, ++order, ConfigDef.Width.MEDIUM, "Output field")
-                .define(OUTPUT_PREFIX, Type.STRING, null, Importance.MEDIUM,
+                .define(OUTPUT_PREFIX, Type.STRING, null, NameValidators.optionalPrefix("customer_"), Importance.MEDIUM,
                         "Prefix of the column fields in FLATTEN mode (may be empty). Default: the table name without"
                                 + " its schema and an underscore (customers_).",
                         GROUP, ++order, ConfigDef.Width.MEDIUM, "Output prefix")
-                .define(COLUMNS, Type.LIST, "", Importance.MEDIUM,
-                        "The columns to copy, in output order. Empty (the default) copies every column of the version."
+                .define(COLUMNS, Type.LIST, "", NameValidators.distinctNames("name,tier"), Importance.MEDIUM,
+                        "The columns to copy, in output order, each named once. Empty (the default) copies every"
+                                + " column of the version."
                                 + " A listed column that an older version's shape lacks is left out of schema'd output"
                                 + " and null in schemaless output.",
                         GROUP, ++order, ConfigDef.Width.LONG, "Columns")
@@ -247,7 +246,7 @@ public final class EnrichConfig {
                     KEY_SOURCES.parse(KEY_SOURCE, str(values, KEY_SOURCE)), list(values, KEY_FIELDS).isEmpty(),
                     TIME_SOURCES.parse(TIME_SOURCE, str(values, TIME_SOURCE)), blankToNull(str(values, TIME_FIELD)) != null,
                     blankToNull(str(values, TIME_HEADER)) != null, MODES.parse(MODE, str(values, MODE)),
-                    blankToNull(str(values, VERSION_FIELD)) != null, list(values, COLUMNS));
+                    blankToNull(str(values, VERSION_FIELD)) != null);
             problems.forEach((key, message) -> {
                 ConfigValue v = values.get(key);
                 if (v != null) {
@@ -261,7 +260,7 @@ public final class EnrichConfig {
 
     private static Map<String, String> dependentProblems(KeySource keySource, boolean noKeyFields, TimeSource timeSource,
                                                          boolean hasTimeField, boolean hasTimeHeader, Mode mode,
-                                                         boolean hasVersionField, List<String> columns) {
+                                                         boolean hasVersionField) {
         Map<String, String> problems = new LinkedHashMap<>();
         if (keySource == KeySource.VALUE && noKeyFields) {
             problems.put(KEY_FIELDS, KEY_FIELDS + " is required when " + KEY_SOURCE + "=VALUE: list the dotted paths of"
@@ -278,13 +277,6 @@ public final class EnrichConfig {
         if (mode == Mode.VERSION && !hasVersionField) {
             problems.put(VERSION_FIELD, VERSION_FIELD + " is required when " + MODE + "=VERSION: set the dotted path of"
                     + " the field holding the version id");
-        }
-        Set<String> seen = new HashSet<>();
-        for (String col : columns) {
-            if (col.isBlank() || !seen.add(col)) {
-                problems.put(COLUMNS, COLUMNS + " must list distinct, non-empty column names");
-                break;
-            }
         }
         return problems;
     }

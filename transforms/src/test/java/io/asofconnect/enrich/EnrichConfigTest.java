@@ -107,4 +107,50 @@ class EnrichConfigTest {
         // Under VERSION the event time is not used, so a missing time field is no error.
         assertThat(values.get(EnrichConfig.TIME_FIELD).errorMessages()).isEmpty();
     }
+
+    @Test
+    void everyOptionHasTypeDefaultValidatorImportanceAndDoc() {
+        ConfigDef def = EnrichConfig.addTo(new ConfigDef());
+        assertThat(def.configKeys()).isNotEmpty();
+        for (ConfigDef.ConfigKey key : def.configKeys().values()) {
+            assertThat(key.name).startsWith("enrich.");
+            assertThat(key.type).as(key.name).isNotNull();
+            if (!key.hasDefault()) {
+                assertThat(key.name).as("only the table is required").isEqualTo(EnrichConfig.TABLE);
+            }
+            if (key.type != ConfigDef.Type.BOOLEAN) {
+                assertThat(key.validator).as(key.name + " validator").isNotNull();
+                assertThat(key.validator.toString()).as(key.name + " validator text").isNotBlank();
+                if (key.hasDefault()) {
+                    // The default itself must pass the validator, or a connector with no value would not start.
+                    key.validator.ensureValid(key.name, def.parse(Map.of(EnrichConfig.TABLE, "public.t")).get(key.name));
+                }
+            }
+            assertThat(key.importance).as(key.name).isNotNull();
+            assertThat(key.documentation).as(key.name + " doc").isNotBlank();
+        }
+    }
+
+    @Test
+    void nameOptionsAreValidatedOnTheirOwnKey() {
+        ConfigDef def = EnrichConfig.addTo(new ConfigDef());
+        Map<String, String> p = new HashMap<>();
+        props().forEach((k, v) -> p.put(k, String.valueOf(v)));
+        p.put(EnrichConfig.COLUMNS, "name,tier,name");
+        p.put(EnrichConfig.TIME_HEADER, " ");
+        p.put(EnrichConfig.OUTPUT_FIELD, "");
+        p.put(EnrichConfig.OUTPUT_PREFIX, "c\u0000_".translateEscapes());
+        Map<String, ConfigValue> values = def.validate(p).stream().collect(Collectors.toMap(ConfigValue::name, Function.identity()));
+        assertThat(values.get(EnrichConfig.COLUMNS).errorMessages()).singleElement().asString().contains("distinct");
+        assertThat(values.get(EnrichConfig.TIME_HEADER).errorMessages()).singleElement().asString().contains("empty");
+        assertThat(values.get(EnrichConfig.OUTPUT_FIELD).errorMessages()).singleElement().asString().contains("empty");
+        assertThat(values.get(EnrichConfig.OUTPUT_PREFIX).errorMessages()).singleElement().asString().contains("control");
+        assertThat(values.get(EnrichConfig.TABLE).errorMessages()).isEmpty();
+
+        assertThatThrownBy(() -> new EnrichConfig(props(EnrichConfig.COLUMNS, "name,,tier")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining(EnrichConfig.COLUMNS).hasMessageContaining("non-empty");
+        // An empty prefix is a valid choice (columns keep their own names).
+        assertThat(new EnrichConfig(props(EnrichConfig.OUTPUT_MODE, "FLATTEN", EnrichConfig.OUTPUT_PREFIX, "")).outputPrefix()).isEmpty();
+        assertThat(new EnrichConfig(props(EnrichConfig.COLUMNS, "name, tier")).columns()).containsExactly("name", "tier");
+    }
 }
