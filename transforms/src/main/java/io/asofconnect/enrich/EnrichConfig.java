@@ -211,7 +211,10 @@ public final class EnrichConfig {
                 .define(ON_MISS, Type.STRING, OnMiss.NULL.name(), ON_MISSES, Importance.MEDIUM,
                         "What to do when no row of the table was valid for the key then (never inserted, or deleted):"
                                 + " NULL (enrich with nulls), DROP (drop the record) or FAIL (a data error, handled by"
-                                + " errors.tolerance). Default: NULL.",
+                                + " errors.tolerance). With NULL, a schema'd miss has the columns of the last row"
+                                + " schema seen for the table (all null), so hits and misses share one output schema;"
+                                + " only before the first hit does it carry just the version-metadata columns."
+                                + " Default: NULL.",
                         GROUP, ++order, ConfigDef.Width.SHORT, "On miss")
                 .define(ON_MISSING_KEY, Type.STRING, OnMissingKey.FAIL.name(), ON_MISSING_KEYS, Importance.MEDIUM,
                         "What to do when the record lacks a key field or it is null (e.g. a Debezium delete, whose"

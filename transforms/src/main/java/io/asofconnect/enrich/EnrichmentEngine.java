@@ -34,7 +34,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code enrich.mode=VERSION} the same holds for the named version's valid-from (see
  *       {@code exactIfVisible}); {@code CURRENT} never waits.</li>
  *   <li>Deterministic: the same record and the same replica state at or below the watermark give an equal
- *       output record (equal schema, in fact the same cached instance, and equal values).</li>
+ *       output record (equal schema, in fact the same cached instance, and equal values). One exception,
+ *       of schema only: a miss under {@code enrich.on.miss=NULL} takes the row schema of the latest hit (its
+ *       values are all null either way), and before any hit it has only the version-metadata columns.</li>
  *   <li>The output record keeps the topic, partition, key, key schema, timestamp and headers (plus
  *       {@link EnrichConfig#LATE_HEADER} and {@link EnrichConfig#LATE_WATERMARK_HEADER} under
  *       {@code CURRENT_WITH_HEADER}); only the value and value schema change.</li>

@@ -20,8 +20,11 @@ import java.util.Map;
  * registries compare by identity first. The cache is bounded, so a table whose shape keeps changing
  * cannot grow it without limit.
  *
- * <p>A row schema of {@code null} stands for a miss under {@code enrich.on.miss=NULL}: the row's column
- * shape is then unknown, so only the version-metadata columns (if enabled) are added, all null.
+ * <p>A miss under {@code enrich.on.miss=NULL} has no row to take the column shape from, yet a sink that
+ * creates its table from the first record needs hits and misses to share one shape. So the last row schema
+ * seen in a hit is remembered ({@link #rowSchemaForMiss}; one per engine, i.e. per table, so bounded) and a
+ * miss is written with it: the nested struct null, or the flattened columns null. Only before the first hit
+ * is the row schema {@code null}, and then only the version-metadata columns (if enabled) are added.
  */
 final class OutputSchemas {
     /** Distinct (input, row) shape pairs kept; a few per topic and table version is the common case. */
@@ -36,6 +39,8 @@ final class OutputSchemas {
     private final List<String> columns;
     private final boolean metadata;
     private volatile Cache<ShapePair, Schema> cache = newCache();
+    /** The row schema of the latest hit; a single reference, replaced (never grown) when the table's shape changes. */
+    private volatile Schema lastRowSchema;
 
     OutputSchemas(EnrichConfig config) {
         this.mode = config.outputMode();
@@ -49,7 +54,7 @@ final class OutputSchemas {
         return new SynchronizedCache<>(new LRUCache<>(CACHE_SIZE));
     }
 
-    /** The output value schema for {@code input} enriched from a version shaped {@code row} (null on a miss). */
+    /** The output value schema for {@code input} enriched from a version shaped {@code row} (null: shape unknown). */
     Schema outputSchema(Schema input, Schema row) {
         Cache<ShapePair, Schema> c = cache;
         ShapePair key = new ShapePair(input, row);
@@ -72,8 +77,21 @@ final class OutputSchemas {
         return columns.stream().filter(c -> row.field(c) != null).toList();
     }
 
+    /** Remembers the row schema of a hit, for later misses. */
+    void rememberRow(Schema row) {
+        if (row != lastRowSchema) { // the same shape hit after hit: spare a volatile write per record
+            lastRowSchema = row;
+        }
+    }
+
+    /** The row schema to give a miss: the latest hit's, or null when there has been none yet. */
+    Schema rowSchemaForMiss() {
+        return lastRowSchema;
+    }
+
     void clear() {
         cache = newCache();
+        lastRowSchema = null;
     }
 
     private Schema derive(Schema input, Schema row) {

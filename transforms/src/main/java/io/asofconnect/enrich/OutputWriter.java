@@ -34,9 +34,18 @@ final class OutputWriter {
         this.metadata = config.versionMetadata();
     }
 
-    /** The enriched value; {@code version} null means a miss (nulls written). */
+    /**
+     * The enriched value; {@code version} null means a miss (nulls written, in the shape of the latest hit's
+     * row when there was one, so that hits and misses share an output schema).
+     */
     Struct applyWithSchema(Schema schema, Struct value, Version version) {
-        Schema rowSchema = version == null ? null : version.row().schema();
+        Schema rowSchema;
+        if (version == null) {
+            rowSchema = schemas.rowSchemaForMiss();
+        } else {
+            rowSchema = version.row().schema();
+            schemas.rememberRow(rowSchema);
+        }
         Schema out = schemas.outputSchema(schema, rowSchema);
         Struct result = new Struct(out);
         for (Field f : schema.fields()) {

@@ -416,4 +416,38 @@ class EnrichmentEngineTest {
         replica.commit(20_000);
         assertThat(((Struct) e.enrichBlocking(r).value()).getStruct("customers").getString("name")).isEqualTo("Alice ahead");
     }
+
+    @Test
+    void aMissBeforeAnyHitCarriesOnlyTheVersionMetadataShape() {
+        SinkRecord miss = engine().enrichBlocking(order(1, 99, 1_500));
+        assertThat(nested(miss)).isNull();
+        assertThat(miss.valueSchema().field("customers").schema().fields()).extracting(f -> f.name())
+                .containsExactly(EnrichConfig.VALID_FROM_COLUMN, EnrichConfig.VERSION_COLUMN);
+    }
+
+    @Test
+    void aMissAfterAHitHasTheHitsOutputSchema() {
+        EnrichmentEngine e = engine();
+        SinkRecord hit = e.enrichBlocking(order(1, 7, 1_500));
+        SinkRecord miss = e.enrichBlocking(order(2, 99, 1_500));
+        assertThat(miss.valueSchema()).isSameAs(hit.valueSchema());
+        assertThat(nested(miss)).isNull();
+        ((Struct) miss.value()).validate();
+
+        EnrichmentEngine flat = engine(EnrichConfig.OUTPUT_MODE, "FLATTEN");
+        SinkRecord flatHit = flat.enrichBlocking(order(1, 7, 1_500));
+        SinkRecord flatMiss = flat.enrichBlocking(order(2, 99, 1_500));
+        assertThat(flatMiss.valueSchema()).isSameAs(flatHit.valueSchema());
+        Struct v = (Struct) flatMiss.value();
+        assertThat(v.get("customers_name")).isNull();
+        assertThat(v.get("customers_credit")).isNull();
+        assertThat(v.get("customers_" + EnrichConfig.VERSION_COLUMN)).isNull();
+
+        // The table's shape changes: misses follow the newest shape seen.
+        replica.put(CUSTOMERS, RowKey.of(7), 4_000, customerV2(7, "Alice", "20.00", "gold"));
+        replica.commit(10_000);
+        SinkRecord newer = e.enrichBlocking(order(3, 7, 4_000));
+        assertThat(e.enrichBlocking(order(4, 99, 4_000)).valueSchema()).isSameAs(newer.valueSchema())
+                .isNotEqualTo(hit.valueSchema());
+    }
 }
