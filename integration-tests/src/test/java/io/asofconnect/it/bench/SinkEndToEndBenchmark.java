@@ -38,8 +38,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * <p>Rows per second are measured from the first row landed to the last: {@code count(*)} is polled (bounded)
  * and the rate is the rows landed between the first non-empty count and the full count, over that span.
  *
- * <p>Arguments: {@code [N] [ours-mode]} with N default 100000 and ours-mode {@code upsert} (default),
- * {@code insert} or {@code both}. The peer's plugin directory comes from {@code asof.bench.peer.plugin}
+ * <p>Arguments: {@code [N] [runs]} with N default 100000 and runs a comma-separated choice of {@code upsert}
+ * (default), {@code insert} and {@code hosted} (upsert with the as-of enrichment hosted in the sink, joining a
+ * 1,000-row {@code users} table replicated from a second database of the same Postgres); {@code both} means
+ * {@code upsert,insert}. The peer always runs last. The peer's plugin directory comes from {@code asof.bench.peer.plugin}
  * (default {@code benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc}, from the project root
  * or the module directory), built by {@code mvn -B -f benchmarks/peer-debezium-jdbc/pom.xml package}.
  */
@@ -47,6 +49,8 @@ public final class SinkEndToEndBenchmark {
 
     private static final String TOPIC = "bench-events";
     private static final String DATABASE = "bench";
+    private static final String SOURCE_DATABASE = "bench_source";
+    private static final int USERS = 1000;
     private static final String PEER_PLUGIN = "asof.bench.peer.plugin";
     private static final String PEER_DEFAULT = "benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc";
     private static final Duration POLL = Duration.ofMillis(100);
@@ -56,9 +60,11 @@ public final class SinkEndToEndBenchmark {
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0].replace("_", "")) : 100_000;
-        String oursMode = args.length > 1 ? args[1].toLowerCase(java.util.Locale.ROOT) : "upsert";
-        if (!List.of("upsert", "insert", "both").contains(oursMode)) {
-            throw new IllegalArgumentException("second argument must be upsert, insert or both, not " + oursMode);
+        List<String> ours = List.of((args.length > 1 ? args[1] : "upsert").toLowerCase(java.util.Locale.ROOT)
+                .replace("both", "upsert,insert").split(","));
+        if (!List.of("upsert", "insert", "hosted").containsAll(ours)) {
+            throw new IllegalArgumentException("second argument: a comma-separated choice of upsert, insert, hosted (or both"
+                    + " for upsert,insert), not " + args[1]);
         }
         Duration timeout = Duration.ofSeconds(Math.max(180, n / 200));
         Path work = TestPaths.workDir("bench-e2e");
@@ -79,13 +85,19 @@ public final class SinkEndToEndBenchmark {
             worker = ConnectWorker.distributed("worker-1", work, props);
 
             Map<String, Double> rates = new LinkedHashMap<>();
-            if (!oursMode.equals("insert")) {
+            if (ours.contains("upsert")) {
                 rates.put("asof-connect ExactlyOnceJdbcSink, exactly-once, upsert",
                         run(worker, postgres, "asof-upsert", ours(postgres, "asof_upsert", "UPSERT"), "asof_upsert", n, timeout));
             }
-            if (!oursMode.equals("upsert")) {
+            if (ours.contains("insert")) {
                 rates.put("asof-connect ExactlyOnceJdbcSink, exactly-once, insert",
                         run(worker, postgres, "asof-insert", ours(postgres, "asof_insert", "INSERT"), "asof_insert", n, timeout));
+            }
+            if (ours.contains("hosted")) {
+                createUsers(postgres);
+                rates.put("asof-connect, upsert + as-of enrichment hosted in the sink",
+                        run(worker, postgres, "asof-hosted", hosted(postgres, "asof_hosted", work), "asof_hosted", n, timeout));
+                requireEnriched(postgres, "asof_hosted");
             }
             String peerName = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert";
             rates.put(peerName, run(worker, postgres, "dbz-upsert", peer(postgres, "dbz_upsert"), "dbz_upsert", n, timeout));
@@ -182,6 +194,46 @@ public final class SinkEndToEndBenchmark {
         return c;
     }
 
+    /** Ours, upsert, joining each event's user_id with the users row valid at its record timestamp. */
+    private static Map<String, String> hosted(PostgresServer pg, String table, Path work) {
+        Map<String, String> c = ours(pg, table, "UPSERT");
+        c.put("enrich.table", "public.users");
+        c.put("enrich.key.fields", "user_id");
+        c.put("enrich.time.source", "RECORD_TIMESTAMP");
+        c.put("enrich.output.mode", "FLATTEN");
+        c.put("enrich.columns", "plan");
+        c.put("enrich.version.metadata", "false");
+        c.put("replica.name", "bench_users");
+        c.put("replica.database.hostname", pg.host());
+        c.put("replica.database.port", Integer.toString(pg.port()));
+        c.put("replica.database.user", PostgresServer.USER);
+        c.put("replica.database.dbname", SOURCE_DATABASE);
+        c.put("replica.tables", "public.users");
+        c.put("replica.slot.name", "bench_users");
+        c.put("replica.path", work.resolve("replica").toString());
+        return c;
+    }
+
+    /** A hosted run only counts if every row carries its user's plan (FLATTEN: column users_plan). */
+    private static void requireEnriched(PostgresServer pg, String table) throws SQLException {
+        try (Connection c = pg.connect(DATABASE); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT count(*) FROM public." + PostgresServer.quoteIdentifier(table)
+                     + " WHERE users_plan IS NULL")) {
+            rs.next();
+            if (rs.getLong(1) != 0) {
+                throw new IllegalStateException(rs.getLong(1) + " rows of " + table + " were written without their plan");
+            }
+        }
+    }
+
+    private static void createUsers(PostgresServer pg) throws SQLException {
+        pg.createDatabase(SOURCE_DATABASE);
+        try (Connection c = pg.connect(SOURCE_DATABASE); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE public.users (id bigint PRIMARY KEY, plan text NOT NULL)");
+            s.execute("INSERT INTO public.users SELECT g, 'plan-' || (g % 3) FROM generate_series(0, " + (USERS - 1) + ") g");
+        }
+    }
+
     private static Map<String, String> peer(PostgresServer pg, String table) {
         Map<String, String> c = new LinkedHashMap<>();
         c.put("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector");
@@ -210,13 +262,14 @@ public final class SinkEndToEndBenchmark {
         ObjectNode schema = JsonEvents.structSchema("bench.Event", fields);
         // A struct key: Debezium's sink takes primary.key.mode=record_key only from a struct.
         ObjectNode keySchema = JsonEvents.structSchema("bench.Key", Map.of("id", "int64"));
-        long base = System.currentTimeMillis();
+        // Event times in the past, so that a hosted as-of join never waits for the replica's watermark.
+        long base = System.currentTimeMillis() - n - 120_000;
         long started = System.nanoTime();
         try (JsonEvents producer = new JsonEvents(broker)) {
             for (int i = 0; i < n; i++) {
                 ObjectNode p = JsonEvents.payload();
                 p.put("id", (long) i);
-                p.put("user_id", (long) (i % 1000));
+                p.put("user_id", (long) (i % USERS));
                 p.put("amount", i % 5000);
                 p.put("category", "cat-" + (i % 97));
                 p.put("note", "event number " + i + " of the end-to-end benchmark");
