@@ -11,6 +11,7 @@ import io.asofconnect.replica.capture.StartupChecks;
 import io.asofconnect.replica.capture.WatermarkProber;
 import io.asofconnect.replica.store.MapDbVersionStore;
 import io.asofconnect.replica.store.OpenOutcome;
+import io.asofconnect.replica.store.Quarantine;
 import io.asofconnect.replica.store.StoreBackedLookup;
 import io.asofconnect.replica.store.StoreLockedException;
 import io.asofconnect.replica.store.StoreOptions;
@@ -21,18 +22,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 
 /**
  * One replica: its store, the capture engine feeding it, the watermark prober, and the lookup over them.
@@ -155,7 +152,7 @@ public final class Replica implements AutoCloseable {
         retireLookup();
         store.close();
         store = null;
-        Path aside = quarantine(config.storeFile());
+        Path aside = Quarantine.moveAside(config.storeFile());
         LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
         store = openStore();
         if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus())) {
@@ -259,34 +256,6 @@ public final class Replica implements AutoCloseable {
         } catch (RuntimeException e) {
             onEngineFailure(e);
         }
-    }
-
-    /**
-     * Moves the store file and its WAL aside, next to it, keeping the bytes for inspection. A copy of
-     * version-store's package-private {@code Quarantine.moveAside} (same names, same collision rule) until
-     * that one is public; two rebuilds in one millisecond must not overwrite the first one's file.
-     */
-    static Path quarantine(Path file) {
-        String base = file.getFileName().toString();
-        Path target;
-        long millis = System.currentTimeMillis();
-        do {
-            target = file.resolveSibling(base + ".quarantined-" + millis++);
-        } while (Files.exists(target));
-        try (Stream<Path> siblings = Files.list(file.getParent())) {
-            List<Path> wal = siblings.filter(p -> p.getFileName().toString().startsWith(base + ".wal.")).toList();
-            if (Files.exists(file)) {
-                Files.move(file, target, StandardCopyOption.ATOMIC_MOVE);
-            }
-            for (Path w : wal) {
-                Files.move(w, target.resolveSibling(target.getFileName() + w.getFileName().toString().substring(base.length())),
-                        StandardCopyOption.ATOMIC_MOVE);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot move the store file " + base + " aside; move or delete it by hand while the"
-                    + " replica is stopped", e);
-        }
-        return target;
     }
 
     private void retireLookup() {

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.store.Quarantine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -21,7 +22,7 @@ class QuarantineTest {
         for (int i = 0; i < 20; i++) {
             Files.writeString(store, "store " + i);
             Files.writeString(dir.resolve("r.mapdb.wal.0"), "wal " + i);
-            aside.add(Replica.quarantine(store));
+            aside.add(Quarantine.moveAside(store));
         }
         assertThat(aside).hasSize(20);
         for (Path p : aside) {

@@ -15,7 +15,7 @@ import java.util.stream.Stream;
  * log as siblings {@code <file>.wal.0}, {@code <file>.wal.1}, ...; they move with the file, to
  * {@code <file>.quarantined-<epochMillis>} and {@code <file>.quarantined-<epochMillis>.wal.N}.
  */
-final class Quarantine {
+public final class Quarantine {
     private Quarantine() {
     }
 
@@ -33,7 +33,7 @@ final class Quarantine {
     }
 
     /** Moves {@code store} (if present) and its WAL files aside; returns where the store file went. */
-    static Path moveAside(Path store) {
+    public static Path moveAside(Path store) {
         String base = store.getFileName().toString();
         Path target;
         long millis = System.currentTimeMillis();
