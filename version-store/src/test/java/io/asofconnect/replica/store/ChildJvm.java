@@ -14,12 +14,14 @@ final class ChildJvm implements AutoCloseable {
     private final Process process;
     private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final Thread pump;
+    private final Path stderr;
 
     ChildJvm(Path store) throws IOException {
+        stderr = store.resolveSibling(store.getFileName() + ".writer-stderr.log");
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         process = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), StoreCrashWriter.class.getName(), store.toString()))
-                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))
                 .start();
         pump = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -33,6 +35,20 @@ final class ChildJvm implements AutoCloseable {
         }, "crash-writer-stdout");
         pump.setDaemon(true);
         pump.start();
+    }
+
+    boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** What the writer printed to stderr so far (its last lines), for a failure message. */
+    String stderrTail() {
+        try {
+            List<String> all = java.nio.file.Files.readAllLines(stderr, StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
+        } catch (IOException e) {
+            return "(no stderr: " + e.getMessage() + ")";
+        }
     }
 
     /** The next line, or null after {@code timeoutMillis}. */
