@@ -21,13 +21,16 @@ public final class ConnectWorker implements AutoCloseable {
     private final int restPort;
     private final Path dir;
     private final List<String> launchArgs;
+    private final Map<String, String> environment;
     private ManagedProcess process;
 
-    private ConnectWorker(String name, int restPort, Path dir, List<String> launchArgs) {
+    private ConnectWorker(String name, int restPort, Path dir, List<String> launchArgs,
+                          Map<String, String> environment) {
         this.name = name;
         this.restPort = restPort;
         this.dir = dir;
         this.launchArgs = launchArgs;
+        this.environment = Map.copyOf(environment);
     }
 
     /**
@@ -71,11 +74,21 @@ public final class ConnectWorker implements AutoCloseable {
     }
 
     public static ConnectWorker distributed(String name, Path workDir, Map<String, String> properties) {
+        return distributed(name, workDir, properties, Map.of());
+    }
+
+    /**
+     * A distributed worker whose JVM also gets {@code environment}: with {@code EnvVarConfigProvider} in the worker
+     * properties, {@code ${env:NAME}} in a shared connector config then resolves differently on each worker.
+     * The working directory is the worker's own ({@code workDir/name}), as {@link ManagedProcess} arranges.
+     */
+    public static ConnectWorker distributed(String name, Path workDir, Map<String, String> properties,
+                                            Map<String, String> environment) {
         Path dir = workDir.resolve(name);
         Path config = PropertiesFiles.write(dir.resolve("worker.properties"), properties);
         int port = Integer.parseInt(properties.get("rest.advertised.port"));
         ConnectWorker worker = new ConnectWorker(name, port, dir, List.of(
-                "org.apache.kafka.connect.cli.ConnectDistributed", config.toString()));
+                "org.apache.kafka.connect.cli.ConnectDistributed", config.toString()), environment);
         worker.start();
         return worker;
     }
@@ -90,7 +103,8 @@ public final class ConnectWorker implements AutoCloseable {
         args.add("org.apache.kafka.connect.cli.ConnectStandalone");
         args.add(workerProperties.toString());
         connectorFiles.forEach(f -> args.add(f.toString()));
-        ConnectWorker worker = new ConnectWorker(name, restPort, workDir.resolve(name), List.copyOf(args));
+        ConnectWorker worker = new ConnectWorker(name, restPort, workDir.resolve(name), List.copyOf(args),
+                Map.of());
         worker.start();
         return worker;
     }
@@ -106,6 +120,11 @@ public final class ConnectWorker implements AutoCloseable {
     /** The id Connect reports as {@code worker_id} in status entries. */
     public String workerId() {
         return "127.0.0.1:" + restPort;
+    }
+
+    /** The worker's own directory: its working directory, log and properties live here. */
+    public Path dir() {
+        return dir;
     }
 
     public ManagedProcess process() {
@@ -152,7 +171,7 @@ public final class ConnectWorker implements AutoCloseable {
         List<String> jvm = List.of("-Xms64m", "-Xmx640m", "-Dlog4j2.configurationFile=" + log4j.toUri());
         String main = launchArgs.get(0);
         process = ManagedProcess.startJava(name, TestPaths.workerClasspath(), jvm, main,
-                launchArgs.subList(1, launchArgs.size()), dir.resolve("worker.log"));
+                launchArgs.subList(1, launchArgs.size()), dir.resolve("worker.log"), environment);
         rest().awaitReady(START_TIMEOUT, process);
     }
 }

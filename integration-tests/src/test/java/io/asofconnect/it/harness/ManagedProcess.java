@@ -10,6 +10,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +46,13 @@ public final class ManagedProcess implements AutoCloseable {
      */
     public static ManagedProcess startJava(String name, String classpath, List<String> jvmOptions,
                                            String mainClass, List<String> args, Path logFile) {
+        return startJava(name, classpath, jvmOptions, mainClass, args, logFile, Map.of());
+    }
+
+    /** As above, with extra environment variables for the child (e.g. what a config provider reads per worker). */
+    public static ManagedProcess startJava(String name, String classpath, List<String> jvmOptions,
+                                           String mainClass, List<String> args, Path logFile,
+                                           Map<String, String> environment) {
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-XX:+UseSerialGC");
@@ -55,10 +63,15 @@ public final class ManagedProcess implements AutoCloseable {
         command.add(classpath);
         command.add(mainClass);
         command.addAll(args);
-        return start(name, command, logFile);
+        return start(name, command, logFile, environment);
     }
 
     public static ManagedProcess start(String name, List<String> command, Path logFile) {
+        return start(name, command, logFile, Map.of());
+    }
+
+    public static ManagedProcess start(String name, List<String> command, Path logFile,
+                                       Map<String, String> environment) {
         try {
             Files.createDirectories(logFile.getParent());
             // Each process runs in its log's directory: files it puts under user.dir (the replica's store by
@@ -68,6 +81,7 @@ public final class ManagedProcess implements AutoCloseable {
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
             builder.environment().remove("CLASSPATH");
+            builder.environment().putAll(environment);
             ManagedProcess started = new ManagedProcess(name, logFile, builder.start());
             LIVE.add(started);
             return started;
