@@ -16,8 +16,11 @@ import org.slf4j.LoggerFactory;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -42,6 +45,11 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private ExactlyOnceWriter writer;
     private ErrantRecordReporter reporter;
     private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
+    /**
+     * Partitions this task had paused when they were closed. Connect keeps them in its paused set and pauses
+     * them again when they are assigned again, while their new state starts unpaused: {@link #open} resumes them.
+     */
+    private final Set<TopicPartition> pausedWhenClosed = new HashSet<>();
     private int bufferedRecords;
     private int failedAttempts;
     private boolean reconcileNeeded;
@@ -99,7 +107,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
     }
 
-    /** Takes each partition over with a new epoch and rewinds the consumer to the offset the target holds. */
+    /**
+     * Takes each partition over with a new epoch, resumes the ones this task paused before they were last
+     * closed, and rewinds the consumer to the offset the target holds.
+     */
     @Override
     public synchronized void open(Collection<TopicPartition> assigned) {
         failIfFailed();
@@ -107,6 +118,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             return;
         }
         Map<TopicPartition, OffsetStore.Claim> claims = claimWithRetries(assigned);
+        resumeThosePausedWhenClosed(assigned);
         Map<TopicPartition, Long> rewinds = new HashMap<>();
         claims.forEach((tp, claim) -> {
             partitions.put(tp, new PartitionState(tp, claim.epoch(), claim.nextOffset()));
@@ -118,6 +130,14 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             context.offset(rewinds);
         }
         log.info("Opened {} partitions; {} rewound to the offsets held in the target", claims.size(), rewinds.size());
+    }
+
+    private void resumeThosePausedWhenClosed(Collection<TopicPartition> assigned) {
+        List<TopicPartition> resume = assigned.stream().filter(pausedWhenClosed::remove).toList();
+        if (!resume.isEmpty()) {
+            context.resume(resume.toArray(new TopicPartition[0]));
+            log.debug("Resumed {}: paused by this task when they were last closed", resume);
+        }
     }
 
     private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {
@@ -199,7 +219,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         return committed;
     }
 
-    /** Forgets revoked partitions and their buffered records: nothing more is written for them. */
+    /**
+     * Forgets revoked partitions and their buffered records: nothing more is written for them. A partition this
+     * task had paused is remembered, to be resumed if it is assigned again.
+     */
     @Override
     public synchronized void close(Collection<TopicPartition> revoked) {
         int dropped = 0;
@@ -207,6 +230,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             PartitionState s = partitions.remove(tp);
             if (s != null) {
                 dropped += s.buffered().size() + s.held().size();
+                if (s.paused()) {
+                    pausedWhenClosed.add(tp);
+                }
             }
         }
         bufferedRecords = countBuffered();
@@ -223,6 +249,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             enrichment = null;
         }
         partitions.clear();
+        pausedWhenClosed.clear();
         bufferedRecords = 0;
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }

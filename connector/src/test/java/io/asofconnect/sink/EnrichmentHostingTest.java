@@ -144,6 +144,30 @@ class EnrichmentHostingTest {
     }
 
     @Test
+    void aPartitionPausedWhenItWasClosedIsResumedWhenItIsAssignedAgain() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_rebalance");
+        Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_rebalance_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = sink(p, null).open(tp)) {
+            d.deliver(List.of(order(topic, 0, 1L, 6_000), order(topic, 1, 1L, 6_500)));
+            assertThat(d.context.paused).containsExactly(tp);
+            // Connect keeps the paused set over a rebalance and pauses the partition again when it comes back.
+            d.task.close(List.of(tp));
+            d.open(tp);
+            assertThat(d.context.paused).as("resumed on open: its new state knows nothing of the pause").isEmpty();
+            assertThat(d.context.calls).containsSubsequence("pause [" + tp + "]", "resume [" + tp + "]");
+
+            put(1, "Ally", 8_000);
+            commit(7_000);
+            d.deliver(List.of(order(topic, 0, 1L, 6_000), order(topic, 1, 1L, 6_500)));
+            assertThat(d.commit()).containsEntry(tp, 2L);
+            assertThat(d.context.paused).isEmpty();
+        }
+        assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
+                .containsExactly("0:Alicia", "1:Alicia");
+    }
+
+    @Test
     void aRecordTheEngineCannotEnrichIsReportedOrStopsTheTask() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_bad");
         Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_bad_sink"));
