@@ -79,9 +79,13 @@ final class OffsetStore {
         }
     }
 
-    /** Sets the partition's next offset ({@code null}: forgets the partition), fencing any task holding it. */
+    /**
+     * Sets the partition's next offset ({@code null}: back to {@link #NO_OFFSET}, a reset), raising its epoch so
+     * that any task holding it is fenced. The row is never deleted: a deleted row would start again at epoch 1
+     * and let a zombie of that generation commit.
+     */
     void overwrite(Connection c, TopicPartition tp, Long nextOffset) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(nextOffset == null ? dialect.deleteOffset(table) : dialect.setOffset(table))) {
+        try (PreparedStatement ps = c.prepareStatement(nextOffset == null ? dialect.resetOffset(table) : dialect.setOffset(table))) {
             ps.setString(1, connectorName);
             ps.setString(2, tp.topic());
             ps.setInt(3, tp.partition());

@@ -13,7 +13,10 @@ import java.util.stream.Collectors;
  * <p>Offsets table layout: one row per (connector, topic, partition) with {@code next_offset}, the next
  * Kafka offset to write ({@code -1} until the first commit), and {@code epoch}, raised by every task that
  * takes the partition over. A flush updates its rows only while they still carry its epoch, so a task
- * that lost the partition (a zombie) cannot commit.
+ * that lost the partition (a zombie) cannot commit. Rows are never deleted, not even by an offsets reset
+ * (which sets {@code next_offset} back to {@code -1}): the epochs of a partition only ever rise, so an
+ * epoch once handed out is never handed out again. A row is created only by the first claim or offset
+ * change of its partition, at epoch 1, which no task can have held before.
  */
 final class PostgresDialect {
     /** Postgres truncates longer identifiers silently, which could make two names one. */
@@ -153,9 +156,14 @@ final class PostgresDialect {
                 + " DO UPDATE SET \"next_offset\" = EXCLUDED.\"next_offset\", \"epoch\" = o.\"epoch\" + 1, \"updated_at\" = now()";
     }
 
-    /** Forgets a partition (REST DELETE .../offsets); parameters: connector, topic, partition. */
-    String deleteOffset(String offsetsTable) {
-        return "DELETE FROM " + table(offsetsTable) + " WHERE \"connector_name\" = ? AND \"topic\" = ? AND \"kafka_partition\" = ?";
+    /**
+     * Resets a partition (REST DELETE .../offsets) to "no offset yet", raising its epoch like {@link #setOffset};
+     * the row stays, so its epoch keeps rising. A partition without a row has nothing to reset. Parameters:
+     * connector, topic, partition.
+     */
+    String resetOffset(String offsetsTable) {
+        return "UPDATE " + table(offsetsTable) + " SET \"next_offset\" = -1, \"epoch\" = \"epoch\" + 1, \"updated_at\" = now()"
+                + " WHERE \"connector_name\" = ? AND \"topic\" = ? AND \"kafka_partition\" = ?";
     }
 
     /** Parameters: connector, topic, partition; returns epoch, next_offset. */

@@ -93,6 +93,12 @@ class ExactlyOnceJdbcSinkTaskTest {
         return v.isEmpty() ? Long.MIN_VALUE : Long.parseLong(v.get(0));
     }
 
+    static long epoch(String name, String topic, int partition) throws Exception {
+        List<String> v = db.column("SELECT epoch FROM asof_connect_offsets WHERE connector_name = '" + name
+                + "' AND topic = '" + topic + "' AND kafka_partition = " + partition);
+        return v.isEmpty() ? Long.MIN_VALUE : Long.parseLong(v.get(0));
+    }
+
     @Test
     void severalWritersLandExactlyOnceAndTheOffsetsRowsFollowTheLastRecord() throws Exception {
         String topic = unique("green");
@@ -171,10 +177,45 @@ class ExactlyOnceJdbcSinkTaskTest {
             assertThatThrownBy(() -> d.task.put(List.of())).isInstanceOf(FencedException.class);
         }
         assertThat(nextOffset(p.get("name"), topic, 0)).isEqualTo(10);
-        assertThat(nextOffset(p.get("name"), topic, 1)).as("reset: the row is gone").isEqualTo(Long.MIN_VALUE);
+        assertThat(nextOffset(p.get("name"), topic, 1)).as("reset: the row stays, with no offset").isEqualTo(OffsetStore.NO_OFFSET);
+        assertThat(epoch(p.get("name"), topic, 0)).as("the change raised the epoch of the task's claim").isEqualTo(2);
+        assertThat(epoch(p.get("name"), topic, 1)).as("the reset raised the epoch of the task's claim").isEqualTo(2);
         try (SinkDriver d = new SinkDriver(p, null).open(tp0, tp1)) {
             assertThat(d.context.offsets).containsOnly(Map.entry(tp0, 10L));
         }
+        assertThat(epoch(p.get("name"), topic, 1)).as("epochs only rise").isEqualTo(3);
+    }
+
+    @Test
+    void aZombieOfTheGenerationBeforeAnOffsetsResetCannotCommitAfterANewOwnerClaims() throws Exception {
+        String topic = unique("reset_zombie");
+        createEventTable(topic);
+        Map<String, String> p = props(unique("reset_zombie_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Map<TopicPartition, Long> reset = new HashMap<>();
+        reset.put(tp, null);
+        try (SinkDriver zombie = new SinkDriver(p, null).open(tp)) {
+            zombie.deliver(events(topic, 0, 0, 2));
+            assertThat(zombie.commit()).containsEntry(tp, 2L);
+            assertThat(new ExactlyOnceJdbcSinkConnector().alterOffsets(p, reset)).isTrue();
+            try (SinkDriver owner = new SinkDriver(p, null).open(tp)) {
+                assertThat(owner.context.offsets).as("after a reset the consumer group's position counts").isEmpty();
+                List<SinkRecord> mine = new ArrayList<>();
+                for (long o = 0; o < 3; o++) {
+                    mine.add(event(topic, 0, o, 9, (int) o + 10));
+                }
+                owner.deliver(mine);
+                assertThat(owner.commit()).containsEntry(tp, 3L);
+            }
+            zombie.deliver(events(topic, 0, 2, 5));
+            assertThat(zombie.commit()).as("the zombie reports only what it committed itself").containsEntry(tp, 2L);
+            assertThatThrownBy(() -> zombie.task.put(List.of())).isInstanceOf(FencedException.class)
+                    .hasMessageContaining("this task held epoch 1");
+        }
+        assertThat(db.column("SELECT writer || ':' || seq FROM \"" + topic + "\" ORDER BY writer, seq"))
+                .containsExactly("0:1", "0:2", "9:10", "9:11", "9:12");
+        assertThat(nextOffset(p.get("name"), topic, 0)).isEqualTo(3);
+        assertThat(epoch(p.get("name"), topic, 0)).isEqualTo(3);
     }
 
     @Test
