@@ -116,7 +116,9 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                 .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
                         "Attempts after a transient failure (connection lost, database shutting down, serialization failure,"
                                 + " deadlock, too many connections) before the task fails. Records stay buffered and partitions"
-                                + " paused while retrying.",
+                                + " paused while retrying. Taking partitions over after a rebalance runs inside the consumer's"
+                                + " rebalance callback, so there retries also stop after " + ExactlyOnceJdbcSinkTask.OPEN_BUDGET_MS / 1000 + " s in all (well within the default"
+                                + " max.poll.interval.ms of 300 s) and the task fails.",
                         G_EXACTLY_ONCE, ++e, ConfigDef.Width.SHORT, "Max retries")
                 .define(RETRY_BACKOFF_MS, Type.LONG, 3000L, ConfigDef.Range.between(0L, 600_000L), Importance.LOW,
                         "Milliseconds to wait before retrying after a transient failure.",

@@ -40,6 +40,12 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkTask.class);
     private static final long REPORT_TIMEOUT_MS = 60_000L;
     private static final long HOLD_RECHECK_MS = 100L;
+    /**
+     * The most {@link #open} spends taking partitions over, retries included. It runs in the consumer's rebalance
+     * callback, so it must return well within {@code max.poll.interval.ms} (300 s by default), or the group drops
+     * this task and the rebalance starts over.
+     */
+    static final long OPEN_BUDGET_MS = 60_000L;
 
     private ExactlyOnceJdbcSinkConfig config;
     private ExactlyOnceWriter writer;
@@ -56,6 +62,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private ConnectException failure;
     private final java.util.function.Function<Map<String, String>, ReplicaLease> replicas;
     private EnrichmentStage enrichment;
+    private final long openBudgetMs;
 
     public ExactlyOnceJdbcSinkTask() {
         this(ReplicaLease::fromRegistry);
@@ -63,7 +70,13 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
 
     /** With another source of replicas, for tests that feed a real version store by hand. */
     ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas) {
+        this(replicas, OPEN_BUDGET_MS);
+    }
+
+    /** With a shorter bound on {@link #open}, for tests of that bound. */
+    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas, long openBudgetMs) {
         this.replicas = replicas;
+        this.openBudgetMs = openBudgetMs;
     }
 
     @Override
@@ -140,13 +153,27 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
     }
 
+    /**
+     * Retries a transient failure up to {@code max.retries} times, but never past {@link #OPEN_BUDGET_MS} in all:
+     * each attempt's statements are cut off at the time left (the connection attempt has its own 10 s bound).
+     */
     private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.MILLISECONDS.toNanos(openBudgetMs);
         for (int attempt = 0; ; attempt++) {
             try {
-                return writer.claim(assigned);
+                return writer.claim(assigned, Math.max(1L, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
             } catch (SQLException e) {
                 if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || attempt >= config.maxRetries()) {
                     throw fail(fatal("taking over partitions in " + config.offsetsTableName(), e, attempt));
+                }
+                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.retryBackoffMs()) >= deadline) {
+                    throw fail(new ConnectException("taking over " + assigned.size() + " partitions in " + config.offsetsTableName()
+                            + " failed (" + SqlErrors.describe(e) + ") through " + (attempt + 1) + " attempts in "
+                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms; the task gives up after "
+                            + openBudgetMs + " ms because partitions are taken over inside the consumer's rebalance callback,"
+                            + " which must return well within max.poll.interval.ms. Nothing was written; restart the task"
+                            + " when the target database is reachable", e));
                 }
                 log.warn("Could not claim partitions ({}), attempt {} of {}; retrying in {} ms", SqlErrors.describe(e),
                         attempt + 1, config.maxRetries() + 1, config.retryBackoffMs());

@@ -6,6 +6,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -35,10 +36,18 @@ final class ExactlyOnceWriter implements AutoCloseable {
         this.catalog = catalog;
     }
 
-    /** Creates the offsets table if needed and takes a new epoch for each partition, in one transaction. */
-    Map<TopicPartition, OffsetStore.Claim> claim(Collection<TopicPartition> partitions) throws SQLException {
+    /**
+     * Creates the offsets table if needed and takes a new epoch for each partition, in one transaction in which
+     * the server cancels any statement running longer than {@code timeoutMs} (SQLState 57014, transient): a
+     * claim waiting on a row lock cannot outlast the caller's bound.
+     */
+    Map<TopicPartition, OffsetStore.Claim> claim(Collection<TopicPartition> partitions, long timeoutMs) throws SQLException {
         Connection c = connection();
         try {
+            try (PreparedStatement ps = c.prepareStatement(PostgresDialect.localStatementTimeout())) {
+                ps.setString(1, Long.toString(timeoutMs));
+                ps.execute();
+            }
             offsets.ensureTable(c);
             Map<TopicPartition, OffsetStore.Claim> claims = new LinkedHashMap<>();
             for (TopicPartition tp : partitions) {

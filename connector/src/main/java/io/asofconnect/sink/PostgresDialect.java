@@ -116,6 +116,11 @@ final class PostgresDialect {
         return schema;
     }
 
+    /** Sets statement_timeout for the rest of the transaction; parameter: milliseconds, as text. */
+    static String localStatementTimeout() {
+        return "SELECT set_config('statement_timeout', ?, true)";
+    }
+
     // ---- offsets table ----
 
     String offsetsTableExists() {

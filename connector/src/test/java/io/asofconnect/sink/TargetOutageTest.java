@@ -98,6 +98,56 @@ class TargetOutageTest {
         assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 12));
     }
 
+    /** A task whose open() gives up after {@code budgetMs}, instead of the production bound. */
+    static SinkDriver withOpenBudget(Map<String, String> p, long budgetMs) {
+        return new SinkDriver(new ExactlyOnceJdbcSinkTask(props -> {
+            throw new AssertionError("no enrichment in this test");
+        }, budgetMs), p, null);
+    }
+
+    @Test
+    void takingPartitionsOverGivesUpWithinTheOpenBoundEvenWithManyRetriesLeft() throws Exception {
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("open_bound_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.MAX_RETRIES, "100000");
+        p.put(ExactlyOnceJdbcSinkConfig.RETRY_BACKOFF_MS, "100");
+        TopicPartition tp = new TopicPartition(ExactlyOnceJdbcSinkTaskTest.unique("open_bound"), 0);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (SinkDriver first = new SinkDriver(p, null).open(tp); Connection locker = db.connect()) {
+            // Another session holds the partition's offsets row: each claim waits on its lock until cancelled.
+            locker.setAutoCommit(false);
+            try (Statement s = locker.createStatement()) {
+                s.execute("SELECT * FROM asof_connect_offsets WHERE connector_name = '" + p.get("name") + "' FOR UPDATE");
+            }
+            try (SinkDriver d = withOpenBudget(p, 1_500)) {
+                long start = System.nanoTime();
+                Future<?> open = pool.submit(() -> d.open(tp));
+                assertThatThrownBy(() -> open.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(ConnectException.class)
+                        .hasMessageContaining("57014")
+                        .hasMessageContaining("the task gives up after 1500 ms")
+                        .hasMessageContaining("max.poll.interval.ms");
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000L);
+            }
+            locker.rollback();
+            // Nothing is refused at the database: the next owner claims normally once the lock is gone.
+            try (SinkDriver d = withOpenBudget(p, 1_500).open(tp)) {
+                assertThat(ExactlyOnceJdbcSinkTaskTest.epoch(p.get("name"), tp.topic(), 0)).isGreaterThanOrEqualTo(2);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+
+        Map<String, String> down = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("open_down_sink"));
+        down.put(ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "jdbc:postgresql://127.0.0.1:" + TargetDatabase.freePort() + "/postgres");
+        down.put(ExactlyOnceJdbcSinkConfig.MAX_RETRIES, "100000");
+        down.put(ExactlyOnceJdbcSinkConfig.RETRY_BACKOFF_MS, "100");
+        try (SinkDriver d = withOpenBudget(down, 1_000)) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> d.open(tp)).isInstanceOf(ConnectException.class)
+                    .hasMessageContaining("the task gives up after 1000 ms");
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000L);
+        }
+    }
+
     @Test
     void aLongOutageFailsTheTaskOnlyAfterTheConfiguredRetriesAndLosesNothing() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("outage");
