@@ -59,7 +59,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                                 + " authenticationPluginClassName, loggerFile, loggerLevel) and passwords are refused;"
                                 + " use sslmode=verify-full in production (disable, allow and prefer log a warning).",
                         G_CONNECTION, ++c, ConfigDef.Width.LONG, "JDBC URL")
-                .define(CONNECTION_USER, Type.STRING, null, Importance.HIGH,
+                .define(CONNECTION_USER, Type.STRING, null, new OptionalNonBlankString(), Importance.HIGH,
                         "The database user. It needs SELECT, INSERT, UPDATE (and DELETE with " + DELETE_ENABLED
                                 + ") on the target tables and on " + OFFSETS_TABLE_NAME + ", and CREATE on " + TABLE_SCHEMA
                                 + " if that table or " + SCHEMA_EVOLUTION + "=BASIC must create tables.",
@@ -87,7 +87,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                                 + PRIMARY_KEY_FIELDS + ") or RECORD_VALUE (the value fields named in " + PRIMARY_KEY_FIELDS
                                 + "). Default NONE.",
                         G_WRITES, ++w, ConfigDef.Width.SHORT, "Primary key mode")
-                .define(PRIMARY_KEY_FIELDS, Type.LIST, "", Importance.MEDIUM,
+                .define(PRIMARY_KEY_FIELDS, Type.LIST, "", new IdentifierListValidator(), Importance.MEDIUM,
                         "Comma-separated primary key columns: required with RECORD_VALUE; with RECORD_KEY a subset of the"
                                 + " key's fields, or the column name of a primitive key (default __record_key). Ignored otherwise.",
                         G_WRITES, ++w, ConfigDef.Width.LONG, "Primary key fields")

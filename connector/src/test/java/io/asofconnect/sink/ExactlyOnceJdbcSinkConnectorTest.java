@@ -115,6 +115,31 @@ class ExactlyOnceJdbcSinkConnectorTest {
     }
 
     @Test
+    void aBlankUserAndBadPrimaryKeyFieldListsAreRejected() {
+        Map<String, String> p = valid();
+        p.put(ExactlyOnceJdbcSinkConfig.CONNECTION_USER, "  ");
+        assertThat(errors(p).get(ExactlyOnceJdbcSinkConfig.CONNECTION_USER)).singleElement().asString().contains("must not be blank");
+        assertThatThrownBy(() -> new ExactlyOnceJdbcSinkConfig(p)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ExactlyOnceJdbcSinkConfig.CONNECTION_USER);
+        p.remove(ExactlyOnceJdbcSinkConfig.CONNECTION_USER);
+        assertThat(errors(p)).as("the user may be left out").isEmpty();
+
+        Map<String, String> q = valid();
+        q.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "RECORD_VALUE");
+        q.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "id, Id , id");
+        assertThat(errors(q).get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS)).singleElement().asString().contains("id is listed twice");
+        q.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "a,,b");
+        assertThat(errors(q).get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS)).singleElement().asString().contains("entry 2 is empty");
+        q.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "a," + "x".repeat(64));
+        assertThat(errors(q).get(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS)).singleElement().asString().contains("entry 2 is 64 bytes");
+        assertThatThrownBy(() -> new ExactlyOnceJdbcSinkConfig(q)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS);
+        q.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "id, \"odd; name\"");
+        assertThat(errors(q)).isEmpty();
+        assertThat(new ExactlyOnceJdbcSinkConfig(q).primaryKeyFields()).containsExactly("id", "\"odd; name\"");
+    }
+
+    @Test
     void enrichmentKeysAreOptionalUntilEnrichTableIsSet() {
         assertThat(errors(valid())).doesNotContainKeys(EnrichConfig.TABLE, ReplicaConfig.NAME);
         assertThat(new ExactlyOnceJdbcSinkConfig(valid()).enrichmentEnabled()).isFalse();
@@ -144,10 +169,19 @@ class ExactlyOnceJdbcSinkConnectorTest {
 
     @Test
     void everyKeyIsDocumentedWithImportance() {
+        List<String> withoutValidator = new java.util.ArrayList<>();
         for (ConfigDef.ConfigKey k : ExactlyOnceJdbcSinkConfig.CONFIG_DEF.configKeys().values()) {
             assertThat(k.documentation).as(k.name).isNotBlank();
             assertThat(k.importance).as(k.name).isNotNull();
+            if (k.type != ConfigDef.Type.BOOLEAN && k.type != ConfigDef.Type.PASSWORD) {
+                if (k.validator == null) {
+                    withoutValidator.add(k.name);
+                } else {
+                    assertThat(k.validator.toString()).as("what %s accepts", k.name).isNotBlank();
+                }
+            }
         }
+        assertThat(withoutValidator).as("keys without a validator").isEmpty();
         assertThat(ExactlyOnceJdbcSinkConfig.CONFIG_DEF.names()).contains(EnrichConfig.TABLE, ReplicaConfig.NAME,
                 ExactlyOnceJdbcSinkConfig.OFFSETS_TABLE_NAME, ExactlyOnceJdbcSinkConfig.BUFFER_MAX_RECORDS);
     }
