@@ -313,9 +313,18 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         return partitions.values().stream().mapToInt(s -> s.buffered().size()).sum();
     }
 
-    /** Before the offset moves past a record that cannot be written: report it and wait, or stop. */
+    /**
+     * Before the offset moves past a record that cannot be written: report it and wait, or stop. A record
+     * already reported since its partition's last commit (the flush that reported it was rolled back and is
+     * being retried) is not reported again.
+     */
     private void onBadRecord(SinkRecord r, DataException reason) {
         String where = r.originalTopic() + "-" + r.originalKafkaPartition() + "@" + r.originalKafkaOffset();
+        PartitionState state = partitions.get(PartitionState.partitionOf(r));
+        if (state != null && state.wasReported(r.originalKafkaOffset())) {
+            log.debug("The record at {} was already reported as errant by a flush now retried", where);
+            return;
+        }
         if (reporter == null) {
             throw new ConnectException("the record at " + where + " cannot be written: " + reason.getMessage()
                     + ". The task stops and its offset stays before this record. Fix the data or the table, or set"
@@ -323,6 +332,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
         try {
             reporter.report(r, reason).get(REPORT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            if (state != null) {
+                state.reported(r.originalKafkaOffset());
+            }
             log.debug("Reported the record at {} as errant", where);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

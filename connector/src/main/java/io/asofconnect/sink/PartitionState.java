@@ -5,7 +5,9 @@ import org.apache.kafka.connect.sink.SinkRecord;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * One assigned partition: the epoch this task holds it under, the next offset the target has committed,
@@ -28,6 +30,8 @@ final class PartitionState {
     private final List<SinkRecord> buffer = new ArrayList<>();
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private boolean paused;
+    /** Offsets reported as errant since the last commit: a retried flush meets them again and must not report them twice. */
+    private final Set<Long> reported = new HashSet<>();
 
     PartitionState(TopicPartition tp, long epoch, long committedNext) {
         this.tp = tp;
@@ -95,6 +99,14 @@ final class PartitionState {
         return buffer;
     }
 
+    boolean wasReported(long offset) {
+        return reported.contains(offset);
+    }
+
+    void reported(long offset) {
+        reported.add(offset);
+    }
+
     boolean hasUncommitted() {
         return acceptedNext != committedNext;
     }
@@ -103,6 +115,7 @@ final class PartitionState {
     void committed(long next) {
         committedNext = next;
         buffer.removeIf(r -> r.originalKafkaOffset() < next);
+        reported.removeIf(o -> o < next);
         if (acceptedNext == OffsetStore.NO_OFFSET || acceptedNext < next) {
             acceptedNext = next;
         }

@@ -98,6 +98,39 @@ class TargetOutageTest {
         assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 12));
     }
 
+    @Test
+    void aFlushRetriedAfterItReportedABadRecordDoesNotReportItAgain() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("errant_retry");
+        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        String name = ExactlyOnceJdbcSinkTaskTest.unique("errant_retry_sink");
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "5");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        ExactlyOnceJdbcSinkTaskTest.CollectingReporter collecting = new ExactlyOnceJdbcSinkTaskTest.CollectingReporter(name);
+        boolean[] killed = {false};
+        // The first report kills the sink's backend: the flush that reported rolls back and is retried.
+        org.apache.kafka.connect.sink.ErrantRecordReporter killing = (record, error) -> {
+            Future<Void> done = collecting.report(record, error);
+            if (!killed[0]) {
+                killed[0] = true;
+                try {
+                    db.execute("SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE application_name = 'asof-connect sink " + name + "'");
+                } catch (java.sql.SQLException e) {
+                    throw new AssertionError(e);
+                }
+            }
+            return done;
+        };
+        try (SinkDriver d = new SinkDriver(p, killing).open(tp)) {
+            d.deliver(ExactlyOnceJdbcSinkTaskTest.mixedBatch(topic));
+            assertThat(d.retriableFailures).as("the flush was retried").isEqualTo(1);
+            assertThat(d.commit()).containsEntry(tp, 5L);
+        }
+        assertThat(collecting.records).extracting(org.apache.kafka.connect.sink.SinkRecord::kafkaOffset).containsExactly(1L, 3L);
+        assertThat(collecting.nextOffsetAtReport).allMatch(o -> o <= 1L);
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactly("1", "3", "5");
+    }
+
     /** A task whose open() gives up after {@code budgetMs}, instead of the production bound. */
     static SinkDriver withOpenBudget(Map<String, String> p, long budgetMs) {
         return new SinkDriver(new ExactlyOnceJdbcSinkTask(props -> {
