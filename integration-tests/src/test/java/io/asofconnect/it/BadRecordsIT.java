@@ -39,9 +39,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Malformed JSON and an event without its join key, between good events: with errors.tolerance=all they go to
- * the dead letter queue with the reason in headers and the good events land exactly once; with none the task
- * fails with a clear message and the target's offsets never pass the bad record.
+ * Malformed JSON and an event without its join key (AsOfEnrich as a transform), and an event whose event-time
+ * field ({@code enrich.time.source=FIELD}) holds an unparsable string (enrichment hosted in the sink), between good
+ * events: with errors.tolerance=all they go to the dead letter queue with the reason in headers and the good events
+ * land exactly once; with none the task fails with a clear message and the target's offsets never pass the bad
+ * record.
  */
 @ExtendWith(PrintLogsOnFailure.class)
 class BadRecordsIT {
@@ -49,6 +51,10 @@ class BadRecordsIT {
     private static final byte[] MALFORMED = "{\"schema\": {\"type\": \"struct\", oops".getBytes(StandardCharsets.UTF_8);
     private static final ObjectNode NO_KEY_SCHEMA = JsonEvents.structSchema("page_view",
             new LinkedHashMap<>(Map.of("event_id", "int64", "url", "string")));
+
+    private static final String TIME_FIELD = "event_time";
+    /** Looks like a time to a person, is none to a parser; the DLQ reason must not repeat it. */
+    private static final String UNPARSABLE_TIME = "yesterday at 25:61";
 
     private static PostgresServer postgres;
     private static KafkaBroker broker;
@@ -148,6 +154,89 @@ class BadRecordsIT {
         JsonNode failed = worker.rest().awaitTaskFailed(connector, Duration.ofSeconds(120));
         assertThat(failed.path("trace").asText()).contains("Tolerance exceeded").containsIgnoringCase("converter");
 
+        assertNothingWrittenPast(connector, scenario, lastGoodBefore, bad.offset());
+        worker.rest().deleteConnector(connector);
+    }
+
+    @Test
+    void unparsableEventTimeFieldGoesToTheDeadLetterQueueWithTheReasonAndGoodEventsLandOnce() throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 3, "tsdlq").withEventTimeField(TIME_FIELD);
+        scenario.createSourceAndTopic(1);
+        Map<String, String> config = eventTimeFieldConfig(scenario, "tsdlq");
+        config.put("errors.tolerance", "all");
+        config.put("errors.deadletterqueue.topic.name", "dlq_ts_page_views_errors");
+        config.put("errors.deadletterqueue.topic.replication.factor", "1");
+        config.put("errors.deadletterqueue.context.headers.enable", "true");
+        String connector = "tsdlq-page-views";
+        worker.rest().putConnectorConfig(connector, config);
+        worker.rest().awaitRunning(connector, 1, Duration.ofSeconds(90));
+
+        RecordMetadata bad;
+        try (JsonEvents producer = new JsonEvents(broker)) {
+            scenario.produceInterleaved(producer, 2, 5);
+            bad = scenario.sendWithRawEventTime(producer, 0, 9001, 1, UNPARSABLE_TIME);
+            scenario.produceInterleaved(producer, 2, 5);
+        }
+        scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
+
+        List<ConsumerRecord<byte[], byte[]>> dlq = readTopic("dlq_ts_page_views_errors", 1, Duration.ofSeconds(60));
+        assertThat(dlq).hasSize(1);
+        Map<String, String> headers = headers(dlq.get(0));
+        assertThat(headers).containsEntry("__connect.errors.topic", scenario.topic())
+                .containsEntry("__connect.errors.offset", Long.toString(bad.offset()))
+                .containsEntry("__connect.errors.exception.class.name", "org.apache.kafka.connect.errors.DataException");
+        assertThat(headers.get("__connect.errors.exception.message"))
+                .contains("enrich.time.field=" + TIME_FIELD).contains("neither epoch millis nor an ISO-8601")
+                .as("the reason names the field, never the record's data").doesNotContain(UNPARSABLE_TIME);
+        assertThat(new String(dlq.get(0).value(), StandardCharsets.UTF_8)).as("the original record, as consumed")
+                .contains(UNPARSABLE_TIME);
+        worker.rest().deleteConnector(connector);
+    }
+
+    @Test
+    void unparsableEventTimeFieldWithToleranceNoneFailsTheTaskBeforeTheBadRecord() throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 3, "tsstrict").withEventTimeField(TIME_FIELD);
+        scenario.createSourceAndTopic(1);
+        Map<String, String> config = eventTimeFieldConfig(scenario, "tsstrict");
+        config.put("errors.tolerance", "none");
+        String connector = "tsstrict-page-views";
+        worker.rest().putConnectorConfig(connector, config);
+        worker.rest().awaitRunning(connector, 1, Duration.ofSeconds(90));
+
+        RecordMetadata bad;
+        long lastGoodBefore;
+        try (JsonEvents producer = new JsonEvents(broker)) {
+            scenario.produceInterleaved(producer, 2, 5);
+            lastGoodBefore = scenario.lastEventId();
+            bad = scenario.sendWithRawEventTime(producer, 0, 9001, 1, UNPARSABLE_TIME);
+            scenario.produceEvents(producer, 5);
+        }
+
+        JsonNode failed = worker.rest().awaitTaskFailed(connector, Duration.ofSeconds(120));
+        assertThat(failed.path("trace").asText())
+                .contains(scenario.topic() + "-0@" + bad.offset() + " cannot be written")
+                .contains("enrich.time.field=" + TIME_FIELD).contains("neither epoch millis nor an ISO-8601")
+                .contains("errors.tolerance=all")
+                .doesNotContain(UNPARSABLE_TIME);
+        assertNothingWrittenPast(connector, scenario, lastGoodBefore, bad.offset());
+        worker.rest().deleteConnector(connector);
+    }
+
+    /** The hosted-enrichment example with the event time read from {@link #TIME_FIELD}; one replica per database. */
+    private static Map<String, String> eventTimeFieldConfig(PageViews scenario, String name) throws Exception {
+        Map<String, String> config = ConfigTemplates.connectorConfig("distributed/page-views-enriched-sink.json",
+                scenario.placeholders(work.resolve("secrets")));
+        config.put("tasks.max", "1");
+        config.put("enrich.time.source", "FIELD");
+        config.put("enrich.time.field", TIME_FIELD);
+        config.put("replica.name", "users_" + name);
+        config.put("replica.slot.name", "asof_users_" + name);
+        return config;
+    }
+
+    /** Neither a row after the bad record nor an offset past it is in the target. */
+    private static void assertNothingWrittenPast(String connector, PageViews scenario, long lastGoodBefore,
+                                                 long badOffset) throws java.sql.SQLException {
         try (Connection c = postgres.connect(scenario.targetDb()); Statement s = c.createStatement()) {
             try (ResultSet rs = s.executeQuery("SELECT to_regclass('public." + PageViews.TARGET_TABLE + "') IS NOT NULL")) {
                 rs.next();
@@ -166,7 +255,7 @@ class BadRecordsIT {
                 ps.setString(2, scenario.topic());
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
-                        assertThat(rs.getLong(1)).as("next offset in the target").isLessThanOrEqualTo(bad.offset());
+                        assertThat(rs.getLong(1)).as("next offset in the target").isLessThanOrEqualTo(badOffset);
                     }
                 }
             } catch (java.sql.SQLException noOffsetsTableYet) {
@@ -174,7 +263,6 @@ class BadRecordsIT {
                         .isEqualTo("42P01");
             }
         }
-        worker.rest().deleteConnector(connector);
     }
 
     private static byte[] noKeyEvent(long id) {

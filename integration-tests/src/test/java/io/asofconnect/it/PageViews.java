@@ -35,8 +35,8 @@ public final class PageViews {
     static final String TARGET_TABLE = "page_views_enriched";
     static final String[] PLANS = {"free", "pro", "team", "enterprise"};
 
-    private static final ObjectNode VALUE_SCHEMA = JsonEvents.structSchema("page_view",
-            new LinkedHashMap<>(Map.of("event_id", "int64", "user_id", "int32", "url", "string")));
+    /** How far the Kafka record timestamp lags the event time when the event time is a value field. */
+    static final long RECORD_TIMESTAMP_LAG_MS = 3_600_000;
 
     private final PostgresServer postgres;
     private final KafkaBroker broker;
@@ -53,6 +53,8 @@ public final class PageViews {
     private final Map<Long, Long> eventTimes = new HashMap<>();
     private final Map<Long, Integer> eventUsers = new HashMap<>();
     private long nextEventId = 1;
+    private String timeField;
+    private ObjectNode valueSchema = schema(null);
 
     /** {@code name} keeps scenarios of one test class apart: it names the topic and both databases. */
     public PageViews(PostgresServer postgres, KafkaBroker broker, int users, String name) {
@@ -66,6 +68,46 @@ public final class PageViews {
 
     public String topic() {
         return topic;
+    }
+
+    /**
+     * Events carry their event time as an ISO-8601 string in {@code field}, and their Kafka record timestamp
+     * lags it by {@link #RECORD_TIMESTAMP_LAG_MS}: a sink that joined on the record timestamp instead of the field
+     * would see every event before every plan change, and the oracle would catch it.
+     */
+    public PageViews withEventTimeField(String field) {
+        this.timeField = field;
+        this.valueSchema = schema(field);
+        return this;
+    }
+
+    /**
+     * A page view of {@code user} whose event-time field holds {@code rawTime} as it is, e.g. an unparsable string;
+     * it is not expected in the target. Requires {@link #withEventTimeField}.
+     */
+    public RecordMetadata sendWithRawEventTime(JsonEvents producer, int partition, long eventId, int user,
+                                               String rawTime) {
+        if (timeField == null) {
+            throw new IllegalStateException("sendWithRawEventTime needs withEventTimeField first");
+        }
+        ObjectNode payload = JsonEvents.payload();
+        payload.put("event_id", eventId);
+        payload.put("user_id", user);
+        payload.put("url", "/bad-time");
+        payload.put(timeField, rawTime);
+        return producer.send(topic, partition, System.currentTimeMillis(), JsonEvents.int64Key(user),
+                JsonEvents.envelope(valueSchema, payload));
+    }
+
+    private static ObjectNode schema(String timeField) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("event_id", "int64");
+        fields.put("user_id", "int32");
+        fields.put("url", "string");
+        if (timeField != null) {
+            fields.put(timeField, "string");
+        }
+        return JsonEvents.structSchema("page_view", new LinkedHashMap<>(fields));
     }
 
     /** Creates both databases, the users table with initial plans, and the topic. */
@@ -283,8 +325,13 @@ public final class PageViews {
         payload.put("event_id", id);
         payload.put("user_id", user);
         payload.put("url", "/page/" + (id % 13));
-        RecordMetadata meta = producer.send(topic, null, timestamp, JsonEvents.int64Key(user),
-                JsonEvents.envelope(VALUE_SCHEMA, payload));
+        long recordTimestamp = timestamp;
+        if (timeField != null) {
+            payload.put(timeField, java.time.Instant.ofEpochMilli(timestamp).toString());
+            recordTimestamp = timestamp - RECORD_TIMESTAMP_LAG_MS;
+        }
+        RecordMetadata meta = producer.send(topic, null, recordTimestamp, JsonEvents.int64Key(user),
+                JsonEvents.envelope(valueSchema, payload));
         produced.put(id, meta);
         eventTimes.put(id, timestamp);
         eventUsers.put(id, user);
