@@ -28,6 +28,12 @@ class PluginLoadIT {
     static final String SINK = "io.asofconnect.sink.ExactlyOnceJdbcSinkConnector";
     static final String SMT = "io.asofconnect.transforms.AsOfEnrich";
 
+    /**
+     * Validation must not depend on a database being there: the URLs point at a port picked free on loopback,
+     * where nothing listens, never at a well-known port another Postgres on the machine might own.
+     */
+    private static final int NOTHING_LISTENS = FreePorts.pick();
+
     private static KafkaBroker broker;
     private static ConnectWorker worker;
     private static Path pluginPath;
@@ -83,7 +89,7 @@ class PluginLoadIT {
                 "connector.class", SINK,
                 "name", "validate-me",
                 "topics", "events",
-                "connection.url", "jdbc:mysql://127.0.0.1:1/x",
+                "connection.url", "jdbc:mysql://127.0.0.1:" + NOTHING_LISTENS + "/x",
                 "insert.mode", "SOMETIMES");
         JsonNode result = worker.rest().validate("ExactlyOnceJdbcSinkConnector", config);
 
@@ -100,7 +106,7 @@ class PluginLoadIT {
                 "connector.class", SINK,
                 "name", "validate-good",
                 "topics", "events",
-                "connection.url", "jdbc:postgresql://127.0.0.1:5432/target",
+                "connection.url", "jdbc:postgresql://127.0.0.1:" + NOTHING_LISTENS + "/target",
                 "connection.user", "postgres");
         JsonNode result = worker.rest().validate("ExactlyOnceJdbcSinkConnector", config);
         for (String key : List.of("connection.url", "connection.user", "insert.mode", "primary.key.mode")) {
