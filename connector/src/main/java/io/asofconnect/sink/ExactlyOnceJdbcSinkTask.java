@@ -43,9 +43,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     /**
      * The most {@link #open} spends taking partitions over, retries included. It runs in the consumer's rebalance
      * callback, so it must return well within {@code max.poll.interval.ms} (300 s by default), or the group drops
-     * this task and the rebalance starts over.
+     * this task and the rebalance starts over. It must also outlast the server's ending of a frozen former owner's
+     * transaction (idle_in_transaction_session_timeout), whose row lock on the offsets row a take-over waits for.
      */
-    static final long OPEN_BUDGET_MS = 60_000L;
+    static final long OPEN_BUDGET_MS = ConnectionFactory.IDLE_IN_TRANSACTION_TIMEOUT_MS + 60_000L;
 
     private ExactlyOnceJdbcSinkConfig config;
     private ExactlyOnceWriter writer;
