@@ -146,6 +146,10 @@ public final class MapDbVersionStore implements VersionStore {
             }
             return rebuild(file, lock, options, "write-ahead log files without their store file");
         }
+        java.util.Optional<String> damage = Quarantine.damageReason(file);
+        if (damage.isPresent()) {
+            return rebuild(file, lock, options, "marked damaged when it was last used: " + damage.get());
+        }
         DB db = null;
         try {
             db = maker(file, options).make();
@@ -301,9 +305,21 @@ public final class MapDbVersionStore implements VersionStore {
         long stamp = rw.writeLock();
         try {
             w.run();
+        } catch (DBException.VolumeClosed e) {
+            throw e;
+        } catch (DBException e) {
+            // MapDB 3.1.0 can reopen a SIGKILLed WAL store whose free-space lists are damaged and fail only on a
+            // later write; the file must then not be trusted again.
+            throw damaged("MapDB failed while writing: " + e, e);
         } finally {
             rw.unlockWrite(stamp);
         }
+    }
+
+    /** Marks the file damaged (the next open quarantines and rebuilds it) and says so. */
+    private StoreCorruptedException damaged(String what, Throwable cause) {
+        Quarantine.markDamaged(file, what);
+        return new StoreCorruptedException(file, what, cause);
     }
 
     /**
@@ -461,7 +477,7 @@ public final class MapDbVersionStore implements VersionStore {
         if (e instanceof StoreCorruptedException || e instanceof DBException.VolumeClosed) {
             return e;
         }
-        return new StoreCorruptedException(file, "reading versions of table " + table + " failed in MapDB", e);
+        return damaged("reading versions of table " + table + " failed in MapDB", e);
     }
 
     @Override

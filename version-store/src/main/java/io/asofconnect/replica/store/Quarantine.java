@@ -44,6 +44,7 @@ public final class Quarantine {
             if (Files.exists(store)) {
                 Files.move(store, target, StandardCopyOption.ATOMIC_MOVE);
             }
+            Files.deleteIfExists(damagedMarker(store));
             for (Path wal : walFiles(store)) {
                 String suffix = wal.getFileName().toString().substring(base.length());
                 Files.move(wal, target.resolveSibling(target.getFileName() + suffix), StandardCopyOption.ATOMIC_MOVE);
@@ -53,5 +54,32 @@ public final class Quarantine {
                     + "; move or delete it by hand while the replica is stopped", e);
         }
         return target;
+    }
+
+    /** The marker a store leaves when it finds itself damaged while open: {@code <file>.damaged}. */
+    static Path damagedMarker(Path store) {
+        return store.resolveSibling(store.getFileName() + ".damaged");
+    }
+
+    /** Leaves the damage marker (best effort: if even that fails, the error that caused it still stops the writer). */
+    static void markDamaged(Path store, String reason) {
+        try {
+            Files.writeString(damagedMarker(store), reason, java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException ignored) {
+            // Nothing better to do here; the caller throws StoreCorruptedException regardless.
+        }
+    }
+
+    /** Why the store was marked damaged, if it was. */
+    static java.util.Optional<String> damageReason(Path store) {
+        Path marker = damagedMarker(store);
+        if (!Files.exists(marker)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.of(Files.readString(marker, java.nio.charset.StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return java.util.Optional.of("(marker unreadable: " + e.getMessage() + ")");
+        }
     }
 }

@@ -38,6 +38,17 @@ class StoreCrashTest {
                 // Generous: a cold JVM plus a WAL replay on a loaded 2-core machine; a hang still fails, with its stderr.
                 String first = child.nextLine(120_000);
                 assertThat(first).as("writer committed once (seed %s, alive %s); its stderr:%n%s", seed, child.isAlive(), child.stderrTail()).isNotNull();
+                if (StoreCrashWriter.DAMAGED.equals(first)) {
+                    child.kill();
+                    // Damage found on write must never be served: the next open rebuilds.
+                    try (MapDbVersionStore store = MapDbVersionStore.open(file, StoreOptions.defaults())) {
+                        assertThat(store.openOutcome().kind()).as("open after a writer found damage (seed %s)", seed)
+                                .isEqualTo(OpenOutcome.Kind.REBUILT);
+                        assertThat(CrashModel.assertCommittedPrefix(store)).isZero();
+                    }
+                    rebuilt++;
+                    continue;
+                }
                 // Kill anywhere from right after the first commit to a few hundred commits later.
                 long delay = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(300);
                 if (delay > 0) {
@@ -46,8 +57,13 @@ class StoreCrashTest {
                 String last = child.kill();
                 lastPrinted = last != null && !last.startsWith("OPENED") ? last : first;
             }
-            long printed = Long.parseLong(lastPrinted);
+            boolean damaged = StoreCrashWriter.DAMAGED.equals(lastPrinted);
+            long printed = damaged ? -1 : Long.parseLong(lastPrinted);
             try (MapDbVersionStore store = MapDbVersionStore.open(file, StoreOptions.defaults())) {
+                if (damaged) {
+                    assertThat(store.openOutcome().kind()).as("open after a writer found damage (seed %s)", seed)
+                            .isEqualTo(OpenOutcome.Kind.REBUILT);
+                }
                 if (store.openOutcome().kind() == OpenOutcome.Kind.REBUILT) {
                     rebuilt++;
                     assertThat(store.openOutcome().quarantined().map(Files::exists)).contains(true);

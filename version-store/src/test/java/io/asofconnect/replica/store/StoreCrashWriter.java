@@ -19,6 +19,7 @@ public final class StoreCrashWriter {
     static final String TABLE = "public.crash";
     static final int KEYS = 40;
     static final String SEQ = "crash.seq";
+    static final String DAMAGED = "DAMAGED";
     static final ByteBuffer OFFSET_KEY = ByteBuffer.wrap("partition".getBytes(StandardCharsets.UTF_8));
 
     private StoreCrashWriter() {
@@ -30,12 +31,19 @@ public final class StoreCrashWriter {
         long n = store.meta(SEQ).map(Long::parseLong).orElse(0L);
         System.out.println("OPENED " + store.openOutcome().kind() + " " + n);
         System.out.flush();
-        while (true) {
-            n++;
-            apply(store, n);
-            store.commit();
-            System.out.println(n);
+        try {
+            while (true) {
+                n++;
+                apply(store, n);
+                store.commit();
+                System.out.println(n);
+                System.out.flush();
+            }
+        } catch (StoreCorruptedException e) {
+            // The store found damage a crash left behind (MapDB can reopen such files); the test expects a rebuild next.
+            System.out.println(DAMAGED);
             System.out.flush();
+            System.exit(3);
         }
     }
 
