@@ -17,15 +17,13 @@ import java.util.Properties;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectWorker;
-import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -56,6 +54,7 @@ class BadRecordsIT {
     /** Looks like a time to a person, is none to a parser; the DLQ reason must not repeat it. */
     private static final String UNPARSABLE_TIME = "yesterday at 25:61";
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static ConnectWorker worker;
@@ -63,24 +62,17 @@ class BadRecordsIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("bad-records");
-        Path plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
-        worker = ConnectWorker.distributed("worker", work,
-                ConnectWorker.distributedProperties(broker, "bad", plugins, FreePorts.pick()));
+        pipeline = TestPipeline.start("bad-records");
+        work = pipeline.work();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
+        worker = pipeline.distributedWorker("worker", "bad");
     }
 
     @AfterAll
     static void stop() {
-        if (worker != null) {
-            worker.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

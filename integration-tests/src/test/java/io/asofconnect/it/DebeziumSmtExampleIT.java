@@ -19,14 +19,12 @@ import java.util.TreeMap;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectWorker;
-import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import io.asofconnect.it.harness.Waits;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -48,6 +46,7 @@ class DebeziumSmtExampleIT {
     private static final String TOPIC = "shop.public.orders";
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static ConnectWorker worker;
@@ -55,24 +54,17 @@ class DebeziumSmtExampleIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("debezium-smt");
-        Path plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
-        worker = ConnectWorker.distributed("worker", work,
-                ConnectWorker.distributedProperties(broker, "debezium", plugins, FreePorts.pick()));
+        pipeline = TestPipeline.start("debezium-smt");
+        work = pipeline.work();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
+        worker = pipeline.distributedWorker("worker", "debezium");
     }
 
     @AfterAll
     static void stop() {
-        if (worker != null) {
-            worker.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

@@ -4,15 +4,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectWorker;
-import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -26,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PrintLogsOnFailure.class)
 class EndToEndIT {
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static ConnectWorker worker;
@@ -33,24 +32,17 @@ class EndToEndIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("end-to-end");
-        Path plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
-        Map<String, String> props = ConnectWorker.distributedProperties(broker, "e2e", plugins, FreePorts.pick());
-        worker = ConnectWorker.distributed("worker-1", work, props);
+        pipeline = TestPipeline.start("end-to-end");
+        work = pipeline.work();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
+        worker = pipeline.distributedWorker("worker-1", "e2e");
     }
 
     @AfterAll
     static void stop() {
-        if (worker != null) {
-            worker.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

@@ -19,13 +19,13 @@ import java.util.Properties;
 import java.util.Set;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectRest;
 import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
 import io.asofconnect.it.harness.TestPaths;
@@ -49,6 +49,7 @@ class MultiWorkerEnrichmentIT {
     private static final String EXAMPLE = "distributed/page-views-enriched-sink-per-worker.json";
     private static final String PROVIDERS = "distributed/worker-env-provider.properties";
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static Path work;
@@ -56,19 +57,17 @@ class MultiWorkerEnrichmentIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("multi-worker");
-        plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
+        pipeline = TestPipeline.start("multi-worker");
+        work = pipeline.work();
+        plugins = pipeline.plugins();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
     }
 
     @AfterAll
     static void stop() {
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

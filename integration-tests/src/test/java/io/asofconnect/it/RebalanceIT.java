@@ -4,15 +4,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -27,6 +26,7 @@ class RebalanceIT {
 
     private static final String CONNECTOR = "rebalance-page-views";
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static Path work;
@@ -34,19 +34,17 @@ class RebalanceIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("rebalance");
-        plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
+        pipeline = TestPipeline.start("rebalance");
+        work = pipeline.work();
+        plugins = pipeline.plugins();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
     }
 
     @AfterAll
     static void stop() {
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

@@ -4,15 +4,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectWorker;
-import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,6 +25,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(PrintLogsOnFailure.class)
 class WorkerCrashIT {
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static ConnectWorker worker;
@@ -34,24 +33,17 @@ class WorkerCrashIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("worker-crash");
-        Path plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
-        worker = ConnectWorker.distributed("worker", work,
-                ConnectWorker.distributedProperties(broker, "crash", plugins, FreePorts.pick()));
+        pipeline = TestPipeline.start("worker-crash");
+        work = pipeline.work();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
+        worker = pipeline.distributedWorker("worker", "crash");
     }
 
     @AfterAll
     static void stop() {
-        if (worker != null) {
-            worker.close();
-        }
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 

@@ -13,16 +13,15 @@ import java.time.Duration;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.asofconnect.it.harness.TestPipeline;
 import io.asofconnect.it.harness.ConfigTemplates;
 import io.asofconnect.it.harness.ConnectRest;
 import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PluginInstaller;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import io.asofconnect.it.harness.TestPaths;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -40,6 +39,7 @@ class ZombieFencingIT {
 
     private static final String CONNECTOR = "zombie-page-views";
 
+    private static TestPipeline pipeline;
     private static PostgresServer postgres;
     private static KafkaBroker broker;
     private static Path work;
@@ -47,19 +47,17 @@ class ZombieFencingIT {
 
     @BeforeAll
     static void start() {
-        work = TestPaths.workDir("zombie");
-        plugins = PluginInstaller.install(TestPaths.pluginZip(), work.resolve("plugins"));
-        postgres = PostgresServer.start(work, "pg");
-        broker = KafkaBroker.start(work);
+        pipeline = TestPipeline.start("zombie");
+        work = pipeline.work();
+        plugins = pipeline.plugins();
+        postgres = pipeline.postgres();
+        broker = pipeline.broker();
     }
 
     @AfterAll
     static void stop() {
-        if (broker != null) {
-            broker.close();
-        }
-        if (postgres != null) {
-            postgres.close();
+        if (pipeline != null) {
+            pipeline.close();
         }
     }
 
