@@ -1,6 +1,7 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.config.EnumOption;
+import io.asofconnect.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -59,7 +60,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                                 + " authenticationPluginClassName, loggerFile, loggerLevel) and passwords are refused;"
                                 + " use sslmode=verify-full in production (disable, allow and prefer log a warning).",
                         G_CONNECTION, ++c, ConfigDef.Width.LONG, "JDBC URL")
-                .define(CONNECTION_USER, Type.STRING, null, new OptionalNonBlankString(), Importance.HIGH,
+                .define(CONNECTION_USER, Type.STRING, null, OptionalText.nonBlank("a Postgres role name"), Importance.HIGH,
                         "The database user. It needs SELECT, INSERT, UPDATE (and DELETE with " + DELETE_ENABLED
                                 + ") on the target tables and on " + OFFSETS_TABLE_NAME + ", and CREATE on " + TABLE_SCHEMA
                                 + " if that table or " + SCHEMA_EVOLUTION + "=BASIC must create tables.",

@@ -1,6 +1,7 @@
 package io.asofconnect.replica;
 
 import io.asofconnect.config.EnumOption;
+import io.asofconnect.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -108,17 +109,17 @@ public final class ReplicaConfig extends AbstractConfig {
                         Importance.HIGH, "The replica's identity in this worker. Connectors that give the same name share one"
                                 + " replica (one slot, one store file); a connector may give only this key to use a replica"
                                 + " that another connector in the worker defines.", g, ++o, ConfigDef.Width.MEDIUM, "Replica name")
-                .define(HOSTNAME, Type.STRING, null, nullOr(nonBlank("a host name or IP address")), Importance.HIGH,
+                .define(HOSTNAME, Type.STRING, null, OptionalText.nonBlank("a host name or IP address"), Importance.HIGH,
                         "Host name of the source Postgres server. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Host")
                 .define(PORT, Type.INT, 5432, ConfigDef.Range.between(1, 65535), Importance.MEDIUM,
                         "Port of the source Postgres server (its port setting, 5432 unless changed); it must be reachable from every worker.", g, ++o, ConfigDef.Width.SHORT, "Port")
-                .define(USER, Type.STRING, null, nullOr(nonBlank("a Postgres role name")), Importance.HIGH,
+                .define(USER, Type.STRING, null, OptionalText.nonBlank("a Postgres role name"), Importance.HIGH,
                         "Postgres user; it needs the REPLICATION attribute (or superuser), SELECT on the tables,"
                                 + " and CREATE on the database if the publication does not exist yet.", g, ++o, ConfigDef.Width.MEDIUM, "User")
                 .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
                         "Password of replica.database.user. Use a config provider reference such as ${file:...} rather than the clear text.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Password")
-                .define(DBNAME, Type.STRING, null, nullOr(nonBlank("a database name")), Importance.HIGH,
+                .define(DBNAME, Type.STRING, null, OptionalText.nonBlank("a database name"), Importance.HIGH,
                         "Database that holds the tables. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Database")
                 .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
                         "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
@@ -362,23 +363,6 @@ public final class ReplicaConfig extends AbstractConfig {
             @Override
             public String toString() {
                 return description;
-            }
-        };
-    }
-
-    private static ConfigDef.Validator nonBlank(String description) {
-        return new ConfigDef.Validator() {
-            @Override
-            public void ensureValid(String name, Object value) {
-                if (value == null || value.toString().isBlank()) {
-                    throw new ConfigException(name, value, "must be " + description + ", not blank; leave the option out rather"
-                            + " than giving it empty");
-                }
-            }
-
-            @Override
-            public String toString() {
-                return description + " (not blank)";
             }
         };
     }

@@ -1,5 +1,6 @@
 package io.asofconnect.enrich;
 
+import io.asofconnect.config.OptionalText;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -17,23 +18,19 @@ final class NameValidators {
 
     /** Unset, or a non-blank name without control characters. */
     static ConfigDef.Validator optionalName(String example) {
+        OptionalText text = OptionalText.nonBlank("a name such as " + example);
         return new ConfigDef.Validator() {
             @Override
             public void ensureValid(String name, Object value) {
-                if (value == null) {
-                    return;
+                text.ensureValid(name, value);
+                if (value != null) {
+                    requireNoControlCharacters(name, value.toString());
                 }
-                String s = value.toString();
-                if (s.isBlank()) {
-                    throw new ConfigException(name, value, "must not be empty; leave it unset or give a name such as "
-                            + example);
-                }
-                requireNoControlCharacters(name, s);
             }
 
             @Override
             public String toString() {
-                return "unset, or a non-empty name such as " + example;
+                return text.toString();
             }
         };
     }
