@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -24,13 +23,9 @@ import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
+import io.asofconnect.it.harness.Topics;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,10 +33,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Malformed JSON and an event without its join key (AsOfEnrich as a transform), and an event whose event-time
- * field ({@code enrich.time.source=FIELD}) holds an unparsable string (enrichment hosted in the sink), between good
- * events: with errors.tolerance=all they go to the dead letter queue with the reason in headers and the good events
- * land exactly once; with none the task fails with a clear message and the target's offsets never pass the bad
- * record.
+ * field ({@code enrich.time.source=FIELD}) holds an unparsable string (enrichment hosted in the sink), and records
+ * only the target refuses (a value that is no struct, a schemaless map whose field does not fit its column, rows
+ * breaking a CHECK and a NOT NULL constraint), between good events: with errors.tolerance=all they go to the dead
+ * letter queue with the reason in headers and the good events land exactly once; with none the task fails with a
+ * clear message and the target's offsets never pass the bad record.
  */
 @ExtendWith(PrintLogsOnFailure.class)
 class BadRecordsIT {
@@ -53,6 +49,12 @@ class BadRecordsIT {
     private static final String TIME_FIELD = "event_time";
     /** Looks like a time to a person, is none to a parser; the DLQ reason must not repeat it. */
     private static final String UNPARSABLE_TIME = "yesterday at 25:61";
+
+    /** Breaks the target table's CHECK constraint; the DLQ reason and the task's trace must not repeat it. */
+    private static final String FORBIDDEN_URL = "/forbidden/secret-page";
+    /** Cannot be cast to the bigint column event_id; must not be repeated either. */
+    private static final String NOT_A_NUMBER = "nine-thousand-and-two";
+    private static final String CHECK_NAME = "url_not_forbidden";
 
     private static TestPipeline pipeline;
     private static PostgresServer postgres;
@@ -105,16 +107,16 @@ class BadRecordsIT {
         }
         scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
 
-        List<ConsumerRecord<byte[], byte[]>> dlq = readTopic("dlq_page_views_errors", 2, Duration.ofSeconds(60));
+        List<ConsumerRecord<byte[], byte[]>> dlq = Topics.readAll(broker, "dlq_page_views_errors", 2, Duration.ofSeconds(60));
         assertThat(dlq).hasSize(2);
         for (ConsumerRecord<byte[], byte[]> record : dlq) {
-            Map<String, String> headers = headers(record);
+            Map<String, String> headers = Topics.headers(record);
             assertThat(headers).containsEntry("__connect.errors.topic", scenario.topic())
                     .containsKey("__connect.errors.exception.class.name")
                     .containsKey("__connect.errors.exception.message");
             assertThat(Long.parseLong(headers.get("__connect.errors.offset"))).isIn(badOffsets);
         }
-        assertThat(dlq).extracting(r -> headers(r).get("__connect.errors.stage"))
+        assertThat(dlq).extracting(r -> Topics.headers(r).get("__connect.errors.stage"))
                 .as("the malformed record fails in the converter, the keyless one in the transform")
                 .containsExactlyInAnyOrder("VALUE_CONVERTER", "TRANSFORMATION");
         worker.rest().deleteConnector(connector);
@@ -171,9 +173,9 @@ class BadRecordsIT {
         }
         scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
 
-        List<ConsumerRecord<byte[], byte[]>> dlq = readTopic("dlq_ts_page_views_errors", 1, Duration.ofSeconds(60));
+        List<ConsumerRecord<byte[], byte[]>> dlq = Topics.readAll(broker, "dlq_ts_page_views_errors", 1, Duration.ofSeconds(60));
         assertThat(dlq).hasSize(1);
-        Map<String, String> headers = headers(dlq.get(0));
+        Map<String, String> headers = Topics.headers(dlq.get(0));
         assertThat(headers).containsEntry("__connect.errors.topic", scenario.topic())
                 .containsEntry("__connect.errors.offset", Long.toString(bad.offset()))
                 .containsEntry("__connect.errors.exception.class.name", "org.apache.kafka.connect.errors.DataException");
@@ -212,6 +214,151 @@ class BadRecordsIT {
                 .doesNotContain(UNPARSABLE_TIME);
         assertNothingWrittenPast(connector, scenario, lastGoodBefore, bad.offset());
         worker.rest().deleteConnector(connector);
+    }
+
+    @Test
+    void recordsTheTargetRefusesGoToTheDeadLetterQueueWithReasonsAndTheirBatchLandsOnce() throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 3, "refused");
+        scenario.createSourceAndTopic(1);
+        createConstrainedTargetTable(scenario);
+        Map<String, Long> bad = new LinkedHashMap<>();
+        // All produced before the connector starts: the first poll takes good and bad records into one batch.
+        try (JsonEvents producer = new JsonEvents(broker)) {
+            scenario.produceEvents(producer, 10);
+            bad.put("not a struct", sendValue(producer, scenario, 1, stringValue("just a string")));
+            bad.put("schemaless map, text for a bigint", sendValue(producer, scenario, 1, schemalessEvent()));
+            bad.put("CHECK violation", sendValue(producer, scenario, 2, pageView(9003, 2, FORBIDDEN_URL)));
+            bad.put("NOT NULL violation", sendValue(producer, scenario, 3, pageView(9004, null, "/no-user")));
+            scenario.produceEvents(producer, 10);
+        }
+        String connector = "refused-page-views";
+        Map<String, String> config = plainSinkConfig(scenario);
+        config.put("errors.tolerance", "all");
+        config.put("errors.deadletterqueue.topic.name", "dlq_refused_errors");
+        config.put("errors.deadletterqueue.topic.replication.factor", "1");
+        config.put("errors.deadletterqueue.context.headers.enable", "true");
+        worker.rest().putConnectorConfig(connector, config);
+        worker.rest().awaitRunning(connector, 1, Duration.ofSeconds(90));
+
+        scenario.awaitAndVerifyExactlyOnce(Duration.ofSeconds(120));
+        List<ConsumerRecord<byte[], byte[]>> dlq = Topics.readAll(broker, "dlq_refused_errors", bad.size(),
+                Duration.ofSeconds(60));
+        Map<Long, Map<String, String>> byOffset = new LinkedHashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : dlq) {
+            Map<String, String> headers = Topics.headers(record);
+            assertThat(headers).containsEntry("__connect.errors.topic", scenario.topic())
+                    .containsEntry("__connect.errors.stage", "TASK_PUT")
+                    .containsEntry("__connect.errors.exception.class.name",
+                            "org.apache.kafka.connect.errors.DataException");
+            byOffset.put(Long.parseLong(headers.get("__connect.errors.offset")), headers);
+        }
+        assertThat(dlq).as("each refused record once in the DLQ").hasSize(bad.size());
+        assertThat(byOffset.keySet()).containsExactlyInAnyOrderElementsOf(bad.values());
+        assertThat(reason(byOffset, bad, "not a struct")).contains("is a String; expected a struct");
+        assertThat(reason(byOffset, bad, "schemaless map, text for a bigint"))
+                .contains(PageViews.TARGET_TABLE).contains("SQLState 22P02").doesNotContain(NOT_A_NUMBER);
+        assertThat(reason(byOffset, bad, "CHECK violation")).contains("SQLState 23514")
+                .contains("constraint \"" + CHECK_NAME + "\"").doesNotContain(FORBIDDEN_URL);
+        assertThat(reason(byOffset, bad, "NOT NULL violation")).contains("SQLState 23502").contains("column \"user_id\"");
+        assertThat(nextOffsets(connector, scenario)).as("the offsets row moved past the refused records")
+                .containsExactly((long) scenario.producedCount() + bad.size());
+        worker.rest().deleteConnector(connector);
+    }
+
+    @Test
+    void aConstraintViolationWithToleranceNoneFailsTheTaskAndTheOffsetsStopBeforeIt() throws Exception {
+        PageViews scenario = new PageViews(postgres, broker, 3, "refusedstrict");
+        scenario.createSourceAndTopic(1);
+        createConstrainedTargetTable(scenario);
+        long lastGoodBefore;
+        long badOffset;
+        try (JsonEvents producer = new JsonEvents(broker)) {
+            scenario.produceEvents(producer, 5);
+            lastGoodBefore = scenario.lastEventId();
+            badOffset = sendValue(producer, scenario, 2, pageView(9003, 2, FORBIDDEN_URL));
+            scenario.produceEvents(producer, 5);
+        }
+        String connector = "refusedstrict-page-views";
+        Map<String, String> config = plainSinkConfig(scenario);
+        config.put("errors.tolerance", "none");
+        worker.rest().putConnectorConfig(connector, config);
+
+        JsonNode failed = worker.rest().awaitTaskFailed(connector, Duration.ofSeconds(120));
+        assertThat(failed.path("trace").asText())
+                .contains(scenario.topic() + "-0@" + badOffset + " cannot be written")
+                .contains("SQLState 23514").contains(CHECK_NAME)
+                .contains("errors.tolerance=all")
+                .doesNotContain(FORBIDDEN_URL);
+        assertNothingWrittenPast(connector, scenario, lastGoodBefore, badOffset);
+        worker.rest().deleteConnector(connector);
+    }
+
+    /** The sink alone (no enrichment: the bad records here are the target's to refuse), one task. */
+    private static Map<String, String> plainSinkConfig(PageViews scenario) throws Exception {
+        Map<String, String> config = PageViews.withoutEnrichment(ConfigTemplates.connectorConfig(
+                "distributed/page-views-smt-sink.json", scenario.placeholders(work.resolve("secrets"))));
+        config.put("tasks.max", "1");
+        return config;
+    }
+
+    /** The target table as a DBA would make it, with constraints the sink cannot know about. */
+    private static void createConstrainedTargetTable(PageViews scenario) throws java.sql.SQLException {
+        try (Connection c = postgres.connect(scenario.targetDb()); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE " + PageViews.TARGET_TABLE + " (\"event_id\" bigint NOT NULL,"
+                    + " \"user_id\" integer NOT NULL, \"url\" text NOT NULL CONSTRAINT " + CHECK_NAME
+                    + " CHECK (\"url\" NOT LIKE '/forbidden%'))");
+        }
+    }
+
+    private static long sendValue(JsonEvents producer, PageViews scenario, int user, byte[] value) {
+        return producer.send(scenario.topic(), 0, System.currentTimeMillis(), JsonEvents.int64Key(user), value)
+                .offset();
+    }
+
+    private static byte[] stringValue(String text) {
+        return ("{\"schema\":{\"type\":\"string\",\"optional\":false},\"payload\":\"" + text + "\"}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {"schema": null, ...}: the JsonConverter hands the sink a map, whose event_id here is text. */
+    private static byte[] schemalessEvent() {
+        return ("{\"schema\":null,\"payload\":{\"event_id\":\"" + NOT_A_NUMBER + "\",\"user_id\":1,"
+                + "\"url\":\"/schemaless\"}}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A page view whose user_id is optional in the schema, so that it may be null. */
+    private static byte[] pageView(long id, Integer user, String url) {
+        ObjectNode schema = JsonEvents.structSchema("page_view",
+                new LinkedHashMap<>(Map.of("event_id", "int64", "user_id", "int32", "url", "string")));
+        schema.withArray("fields").forEach(f -> ((ObjectNode) f).put("optional", true));
+        ObjectNode payload = JsonEvents.payload();
+        payload.put("event_id", id);
+        if (user == null) {
+            payload.putNull("user_id");
+        } else {
+            payload.put("user_id", user);
+        }
+        payload.put("url", url);
+        return JsonEvents.envelope(schema, payload);
+    }
+
+    private static String reason(Map<Long, Map<String, String>> byOffset, Map<String, Long> bad, String which) {
+        return byOffset.get(bad.get(which)).get("__connect.errors.exception.message");
+    }
+
+    private static List<Long> nextOffsets(String connector, PageViews scenario) throws java.sql.SQLException {
+        List<Long> offsets = new ArrayList<>();
+        try (Connection c = postgres.connect(scenario.targetDb()); PreparedStatement ps = c.prepareStatement(
+                "SELECT \"next_offset\" FROM asof_connect_offsets WHERE \"connector_name\" = ? AND \"topic\" = ?")) {
+            ps.setString(1, connector);
+            ps.setString(2, scenario.topic());
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    offsets.add(rs.getLong(1));
+                }
+            }
+        }
+        return offsets;
     }
 
     /** The hosted-enrichment example with the event time read from {@link #TIME_FIELD}; one replica per database. */
@@ -262,34 +409,5 @@ class BadRecordsIT {
         payload.put("event_id", id);
         payload.put("url", "/no-user");
         return JsonEvents.envelope(NO_KEY_SCHEMA, payload);
-    }
-
-    private static Map<String, String> headers(ConsumerRecord<byte[], byte[]> record) {
-        Map<String, String> headers = new LinkedHashMap<>();
-        for (Header h : record.headers()) {
-            headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
-        }
-        return headers;
-    }
-
-    private static List<ConsumerRecord<byte[], byte[]>> readTopic(String topic, int atLeast, Duration timeout) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        p.put(ConsumerConfig.GROUP_ID_CONFIG, "it-reader-" + topic);
-        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
-        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
-            consumer.subscribe(List.of(topic));
-            Awaitility.await(atLeast + " records on " + topic).atMost(timeout).pollInterval(Duration.ofMillis(10))
-                    .until(() -> {
-                        consumer.poll(Duration.ofMillis(500)).forEach(records::add);
-                        return records.size() >= atLeast;
-                    });
-            // A short extra poll: more records than expected would be a duplicate in the DLQ.
-            consumer.poll(Duration.ofSeconds(2)).forEach(records::add);
-        }
-        return records;
     }
 }
