@@ -115,9 +115,13 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                                 + " connector name.",
                         G_EXACTLY_ONCE, ++e, ConfigDef.Width.MEDIUM, "Offsets table")
                 .define(MAX_RETRIES, Type.INT, 10, ConfigDef.Range.atLeast(0), Importance.MEDIUM,
-                        "Attempts after a transient failure (connection lost, database shutting down, serialization failure,"
-                                + " deadlock, too many connections) before the task fails. Records stay buffered and partitions"
-                                + " paused while retrying. Taking partitions over after a rebalance runs inside the consumer's"
+                        "How many times a write that failed for a transient reason (connection lost, database shutting down,"
+                                + " serialization failure, deadlock, too many connections) is tried again before the task fails;"
+                                + " a write that succeeds starts the count again. Each retry is Connect's redelivery of the batch, "
+                                + RETRY_BACKOFF_MS + " after the failure, so a target that stays down fails the task after "
+                                + MAX_RETRIES + " + 1 failed writes in a row, no sooner than " + MAX_RETRIES + " x " + RETRY_BACKOFF_MS
+                                + " after the first; offset commits in between do not write and do not count. Records stay"
+                                + " buffered and partitions paused while retrying. Taking partitions over after a rebalance runs inside the consumer's"
                                 + " rebalance callback, so there retries also stop after " + ExactlyOnceJdbcSinkTask.OPEN_BUDGET_MS / 1000 + " s in all (well within the default"
                                 + " max.poll.interval.ms of 300 s) and the task fails.",
                         G_EXACTLY_ONCE, ++e, ConfigDef.Width.SHORT, "Max retries")

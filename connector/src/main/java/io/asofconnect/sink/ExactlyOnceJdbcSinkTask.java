@@ -57,9 +57,15 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
      * them again when they are assigned again, while their new state starts unpaused: {@link #open} resumes them.
      */
     private final Set<TopicPartition> pausedWhenClosed = new HashSet<>();
+    /** Marked by {@link #close} before it waits for this task's lock, so that a flush in progress cannot commit them. */
+    private final Revocations revocations = new Revocations();
     private int bufferedRecords;
     private int failedAttempts;
-    private boolean reconcileNeeded;
+    /**
+     * The last write failed for a transient reason: the next one (a {@code put}) first learns from the offsets
+     * table what committed, and counts as a retry.
+     */
+    private boolean retryPending;
     private ConnectException failure;
     private final java.util.function.Function<Map<String, String>, ReplicaLease> replicas;
     private EnrichmentStage enrichment;
@@ -131,6 +137,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         if (assigned.isEmpty()) {
             return;
         }
+        revocations.admit(assigned);
         Map<TopicPartition, OffsetStore.Claim> claims = claimWithRetries(assigned);
         resumeThosePausedWhenClosed(assigned);
         Map<TopicPartition, Long> rewinds = new HashMap<>();
@@ -215,7 +222,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             throw fail(e);
         }
         bufferedRecords = countBuffered();
-        boolean retryDue = reconcileNeeded && partitions.values().stream().anyMatch(PartitionState::hasUncommitted);
+        boolean retryDue = retryPending && partitions.values().stream().anyMatch(PartitionState::hasUncommitted);
         if (bufferedRecords >= config.batchSize() || retryDue) {
             flushBuffered();
         }
@@ -226,10 +233,14 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         preCommit(currentOffsets);
     }
 
-    /** Flushes, then reports exactly what the target has committed, never more. */
+    /**
+     * Flushes, then reports exactly what the target has committed, never more. While a failed write waits for
+     * its retry, it does not write: retries are {@code put}'s redeliveries, spaced by {@code retry.backoff.ms}, and
+     * offset commits in between must not use up {@code max.retries}.
+     */
     @Override
     public synchronized Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
-        if (failure == null) {
+        if (failure == null && !retryPending) {
             try {
                 flushBuffered();
             } catch (RetriableException e) {
@@ -248,11 +259,19 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     /**
-     * Forgets revoked partitions and their buffered records: nothing more is written for them. A partition this
+     * Forgets revoked partitions and their buffered records: nothing more is written for them from the moment
+     * close is called, even by a flush already in progress on another thread (it rolls back). A partition this
      * task had paused is remembered, to be resumed if it is assigned again.
      */
     @Override
-    public synchronized void close(Collection<TopicPartition> revoked) {
+    public void close(Collection<TopicPartition> revoked) {
+        revocations.revoke(revoked);
+        synchronized (this) {
+            forget(revoked);
+        }
+    }
+
+    private void forget(Collection<TopicPartition> revoked) {
         int dropped = 0;
         for (TopicPartition tp : revoked) {
             PartitionState s = partitions.remove(tp);
@@ -278,20 +297,23 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
         partitions.clear();
         pausedWhenClosed.clear();
+        revocations.clear();
         bufferedRecords = 0;
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }
 
     private void flushBuffered() {
         try {
-            if (reconcileNeeded) {
+            if (retryPending) {
                 writer.reconcile(partitions.values());
-                reconcileNeeded = false;
+                retryPending = false;
             }
-            writer.flush(partitions.values(), this::onBadRecord);
+            while (!writer.flush(partitions.values(), this::onBadRecord, revocations)) {
+                // A partition began closing mid-flush: all was rolled back; the others are written again without it.
+            }
             failedAttempts = 0;
         } catch (SQLException e) {
-            reconcileNeeded = true;
+            retryPending = true;
             if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || failedAttempts >= config.maxRetries()) {
                 throw fail(fatal("writing " + bufferedRecords + " records", e, failedAttempts));
             }

@@ -65,12 +65,14 @@ final class ExactlyOnceWriter implements AutoCloseable {
      * Writes the buffered records of these partitions and moves their offsets, in one transaction. The
      * offsets rows are updated last, just before the commit, so their locks are held only for a moment: a new
      * owner claiming a partition in {@code open} does not wait behind a long (or frozen) flush, and the
-     * flush, finding another epoch on the row, rolls everything back.
+     * flush, finding another epoch on the row, rolls everything back. Partitions whose close has begun are left
+     * out; if one begins closing during the flush, it rolls back and returns false, writing nothing.
      */
-    void flush(Collection<PartitionState> states, BatchWriter.BadRecordHandler badRecords) throws SQLException {
-        List<PartitionState> dirty = states.stream().filter(PartitionState::hasUncommitted).toList();
+    boolean flush(Collection<PartitionState> states, BatchWriter.BadRecordHandler badRecords, Revocations revocations) throws SQLException {
+        List<PartitionState> dirty = states.stream().filter(PartitionState::hasUncommitted)
+                .filter(s -> !revocations.isRevoked(s.partition())).toList();
         if (dirty.isEmpty()) {
-            return;
+            return true;
         }
         List<SinkRecord> records = new ArrayList<>();
         dirty.forEach(s -> records.addAll(s.buffered()));
@@ -85,7 +87,11 @@ final class ExactlyOnceWriter implements AutoCloseable {
                 rows.writeCareful(c, records, badRecords);
             }
             advanceAll(c, dirty);
-            c.commit();
+            if (!revocations.commitUnlessRevoked(c, dirty)) {
+                c.rollback();
+                log.debug("Rolled back a flush of {} records: a partition it writes began closing", records.size());
+                return false;
+            }
         } catch (SQLException | RuntimeException e) {
             abandon();
             throw e;
@@ -94,6 +100,7 @@ final class ExactlyOnceWriter implements AutoCloseable {
             s.committed(s.targetNext());
         }
         log.debug("Committed {} records of {} partitions", records.size(), dirty.size());
+        return true;
     }
 
     private void advanceAll(Connection c, List<PartitionState> dirty) throws SQLException {

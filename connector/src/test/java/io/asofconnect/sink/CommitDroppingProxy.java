@@ -10,20 +10,26 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A TCP relay in front of the real Postgres that, when armed, lets the next COMMIT reach the server and
- * then cuts the connection before the reply comes back: the client cannot know whether it committed.
- * Needs {@code prepareThreshold=0} on the client so COMMIT always travels as text.
+ * A TCP relay in front of the real Postgres that makes the outcome of the next COMMIT unknown to the client,
+ * one of two ways: the COMMIT reaches the server and the connection is cut as its reply comes back (it
+ * committed), or the connection is cut instead of passing the COMMIT on (the server rolls back). Either way
+ * the client sees only a lost connection. Needs {@code prepareThreshold=0} on the client so COMMIT always
+ * travels as text.
  */
 final class CommitDroppingProxy implements AutoCloseable {
     private static final byte[] COMMIT = "COMMIT".getBytes(StandardCharsets.US_ASCII);
 
+    private enum Cut { AFTER_COMMIT_REACHED_THE_SERVER, BEFORE_COMMIT_REACHES_THE_SERVER }
+
     private final ServerSocket server;
     private final int upstreamPort;
-    private final AtomicBoolean armed = new AtomicBoolean();
+    private final AtomicReference<Cut> armed = new AtomicReference<>();
     final AtomicBoolean fired = new AtomicBoolean();
-    private final AtomicBoolean swallowReplies = new AtomicBoolean();
+    /** What clients sent after the cut, one entry per read, as ISO-8859-1 text: shows which statements came in which order. */
+    final List<String> sentAfterCut = new CopyOnWriteArrayList<>();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
 
@@ -39,8 +45,14 @@ final class CommitDroppingProxy implements AutoCloseable {
         return server.getLocalPort();
     }
 
-    void arm() {
-        armed.set(true);
+    /** The next COMMIT reaches the server; the connection is cut when the server answers it, so the client never hears. */
+    void cutAfterNextCommit() {
+        armed.set(Cut.AFTER_COMMIT_REACHED_THE_SERVER);
+    }
+
+    /** The next COMMIT never reaches the server: the connection is cut in its place. */
+    void dropNextCommit() {
+        armed.set(Cut.BEFORE_COMMIT_REACHES_THE_SERVER);
     }
 
     private void acceptLoop() {
@@ -50,41 +62,40 @@ final class CommitDroppingProxy implements AutoCloseable {
                 Socket upstream = new Socket(InetAddress.getLoopbackAddress(), upstreamPort);
                 sockets.add(client);
                 sockets.add(upstream);
-                pump(client, upstream, true);
-                pump(upstream, client, false);
+                AtomicBoolean commitInFlight = new AtomicBoolean();
+                pump(client, upstream, true, commitInFlight);
+                pump(upstream, client, false, commitInFlight);
             } catch (IOException e) {
                 return;
             }
         }
     }
 
-    private void pump(Socket from, Socket to, boolean clientToServer) {
+    private void pump(Socket from, Socket to, boolean clientToServer, AtomicBoolean commitInFlight) {
         Thread t = new Thread(() -> {
             byte[] buf = new byte[65536];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                    boolean commit = clientToServer && armed.get() && contains(buf, n, COMMIT);
-                    if (commit) {
-                        swallowReplies.set(true);
-                    }
-                    if (!clientToServer && swallowReplies.get()) {
-                        continue;
+                    if (clientToServer) {
+                        if (fired.get()) {
+                            sentAfterCut.add(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+                        }
+                        Cut cut = contains(buf, n, COMMIT) ? armed.getAndSet(null) : null;
+                        if (cut == Cut.BEFORE_COMMIT_REACHES_THE_SERVER) {
+                            fired.set(true);
+                            return;
+                        }
+                        commitInFlight.compareAndSet(false, cut == Cut.AFTER_COMMIT_REACHED_THE_SERVER);
+                    } else if (commitInFlight.get()) {
+                        // The server answers COMMIT only once it has committed (synchronous_commit=on): cut before the client hears.
+                        fired.set(true);
+                        return;
                     }
                     out.write(buf, 0, n);
                     out.flush();
-                    if (commit) {
-                        armed.set(false);
-                        // Give the server time to commit, then drop both sides before the client hears back.
-                        Thread.sleep(500);
-                        fired.set(true);
-                        from.close();
-                        to.close();
-                        swallowReplies.set(false);
-                        return;
-                    }
                 }
-            } catch (IOException | InterruptedException e) {
+            } catch (IOException e) {
                 // The other direction closed the sockets; this pump is done.
             } finally {
                 closeQuietly(from);

@@ -216,6 +216,55 @@ class TargetOutageTest {
     }
 
     @Test
+    void offsetCommitsDuringAnOutageUseUpNoRetriesAndTheTaskFailsOnlyAfterTheConfiguredOnes() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("outage_ticks");
+        createEventTable(topic);
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("outage_ticks_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "5");
+        p.put(ExactlyOnceJdbcSinkConfig.MAX_RETRIES, "3");
+        p.put(ExactlyOnceJdbcSinkConfig.RETRY_BACKOFF_MS, "200");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(events(topic, 0, 0, 5));
+            db.stop();
+            try {
+                List<org.apache.kafka.connect.sink.SinkRecord> batch = events(topic, 0, 5, 10);
+                int retriable = 0;
+                ConnectException fatal = null;
+                long firstFailure = 0;
+                // As a worker does: redeliver after the backoff the task asked for, committing offsets often meanwhile.
+                for (int delivery = 0; delivery < 10 && fatal == null; delivery++) {
+                    try {
+                        d.task.put(batch);
+                    } catch (RetriableException e) {
+                        firstFailure = retriable++ == 0 ? System.nanoTime() : firstFailure;
+                        for (int tick = 0; tick < 10; tick++) {
+                            assertThat(d.commit()).as("offset commit during the outage").containsEntry(tp, 5L);
+                        }
+                        Thread.sleep(d.context.timeoutMs);
+                    } catch (ConnectException e) {
+                        fatal = e;
+                    }
+                }
+                long failedAfterMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - firstFailure);
+                assertThat(retriable).as("failed writes before the last, which fails the task").isEqualTo(3);
+                assertThat(fatal).isNotNull().isNotInstanceOf(RetriableException.class);
+                assertThat(fatal.getMessage()).contains("stayed unavailable through 3 retries").contains("nothing was lost");
+                assertThat(failedAfterMs).as("three backoffs of 200 ms").isGreaterThanOrEqualTo(600L);
+                assertThat(d.commit()).containsEntry(tp, 5L);
+            } finally {
+                db.restart();
+            }
+        }
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            assertThat(d.context.offsets).containsEntry(tp, 5L);
+            d.deliver(events(topic, 0, 5, 10));
+            assertThat(d.commit()).containsEntry(tp, 10L);
+        }
+        assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 10));
+    }
+
+    @Test
     void aBackendKilledInsideTheTransactionIsRetriedOnANewConnection() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("terminated");
         createEventTable(topic);
@@ -248,26 +297,70 @@ class TargetOutageTest {
     @Test
     void aCommitWhoseReplyIsLostIsResolvedFromTheOffsetsRowNotReplayed() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("ambiguous");
+        List<String> sent = loseTheOutcomeOfACommit(topic, CommitDroppingProxy::cutAfterNextCommit, true);
+        assertTheOffsetsRowWasReadBeforeAnyWrite(topic, sent);
+    }
+
+    @Test
+    void aCommitThatNeverReachedTheServerIsResolvedFromTheOffsetsRowAndWrittenOnce() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("ambiguous_lost");
+        List<String> sent = loseTheOutcomeOfACommit(topic, CommitDroppingProxy::dropNextCommit, false);
+        assertTheOffsetsRowWasReadBeforeAnyWrite(topic, sent);
+    }
+
+    /**
+     * Commits 0..3, then loses the outcome of the commit of 4..9 as {@code cut} says, redelivers 4..9 as Connect
+     * does after the failure, then writes 10..11: every record lands once. Returns what the sink sent after the cut.
+     */
+    private static List<String> loseTheOutcomeOfACommit(String topic, java.util.function.Consumer<CommitDroppingProxy> cut,
+            boolean committed) throws Exception {
         createEventTable(topic);
-        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(ExactlyOnceJdbcSinkTaskTest.unique("ambiguous_sink"));
+        String name = ExactlyOnceJdbcSinkTaskTest.unique(topic + "_sink");
+        Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
         TopicPartition tp = new TopicPartition(topic, 0);
-        try (CommitDroppingProxy proxy = new CommitDroppingProxy(Integer.parseInt(db.url().replaceAll(".*:(\\d+)/.*", "$1")))) {
+        List<String> sent;
+        try (CommitDroppingProxy proxy = new CommitDroppingProxy(db.port())) {
             p.put(ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/postgres?prepareThreshold=0");
             try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
                 d.deliver(events(topic, 0, 0, 4));
                 d.commit();
                 d.deliver(events(topic, 0, 4, 10));
-                proxy.arm();
+                cut.accept(proxy);
                 assertThat(d.commit()).as("the outcome is unknown, so nothing new is reported").containsEntry(tp, 4L);
                 assertThat(proxy.fired).isTrue();
-                assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).as("the commit did happen").containsExactlyElementsOf(range(1, 10));
-                // Connect redelivers after the failure; the task must learn from the offsets row, not write again.
+                assertThat(ExactlyOnceJdbcSinkTaskTest.nextOffset(name, topic, 0)).as("the offsets row says whether it committed")
+                        .isEqualTo(committed ? 10L : 4L);
+                assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).as("the rows agree with the offsets row")
+                        .containsExactlyElementsOf(range(1, committed ? 10 : 4));
+                // Connect redelivers after the failure; the task must learn from the offsets row, neither replaying nor dropping.
                 d.deliver(events(topic, 0, 4, 10));
                 assertThat(d.commit()).containsEntry(tp, 10L);
                 d.deliver(events(topic, 0, 10, 12));
                 assertThat(d.commit()).containsEntry(tp, 12L);
             }
+            sent = List.copyOf(proxy.sentAfterCut);
         }
         assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 12));
+        assertThat(ExactlyOnceJdbcSinkTaskTest.nextOffset(name, topic, 0)).isEqualTo(12L);
+        return sent;
+    }
+
+    /** On the new connection after the cut, the sink read its offsets row before it inserted anything. */
+    private static void assertTheOffsetsRowWasReadBeforeAnyWrite(String table, List<String> sent) {
+        List<Integer> reads = positionsOf(sent, "SELECT \"epoch\", \"next_offset\" FROM");
+        List<Integer> inserts = positionsOf(sent, "INSERT INTO \"public\".\"" + table + "\"");
+        assertThat(reads).as("the outcome was learnt from the offsets row").isNotEmpty();
+        assertThat(inserts).as("the sink wrote after the cut").isNotEmpty();
+        assertThat(reads.get(0)).as("the offsets row was read before anything was written again").isLessThan(inserts.get(0));
+    }
+
+    private static List<Integer> positionsOf(List<String> sent, String text) {
+        List<Integer> out = new java.util.ArrayList<>();
+        for (int i = 0; i < sent.size(); i++) {
+            if (sent.get(i).contains(text)) {
+                out.add(i);
+            }
+        }
+        return out;
     }
 }
