@@ -116,6 +116,11 @@ public final class ConnectRest {
                 "restart connector " + name);
     }
 
+    /** POST /connectors/{name}/tasks/{task}/restart: the way out of FAILED once its cause is fixed. */
+    public void restartTask(String name, int task) {
+        require(post("connectors/" + name + "/tasks/" + task + "/restart", null), "restart task " + task + " of " + name);
+    }
+
     /** Waits until the connector is RUNNING with exactly {@code tasks} tasks, all RUNNING. */
     public JsonNode awaitRunning(String name, int tasks, Duration timeout) {
         return awaitStatus(name, timeout, "connector RUNNING with exactly " + tasks + " RUNNING tasks",

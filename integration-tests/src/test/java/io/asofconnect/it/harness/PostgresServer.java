@@ -60,6 +60,45 @@ public final class PostgresServer implements AutoCloseable {
         return DriverManager.getConnection(jdbcUrl(database), USER, "");
     }
 
+    /** A connection as {@code user} with {@code password}, for checks of a role's privileges or authentication. */
+    public Connection connect(String database, String user, String password) throws SQLException {
+        return DriverManager.getConnection(jdbcUrl(database), user, password);
+    }
+
+    /**
+     * Creates a login role that is not a superuser, with a password (stored as SCRAM, the server's default).
+     * Under the default trust authentication the password is not checked; {@link #requirePassword} turns that on.
+     */
+    public void createLoginRole(String role, String password) {
+        try (Connection c = connect("postgres"); Statement s = c.createStatement()) {
+            s.execute("CREATE ROLE " + quoteIdentifier(role) + " LOGIN NOSUPERUSER PASSWORD " + quoteLiteral(password));
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot create role " + role + " on port " + port, e);
+        }
+    }
+
+    /**
+     * Makes TCP connections of {@code role} authenticate with {@code scram-sha-256}, ahead of the trust lines
+     * initdb wrote (pg_hba.conf is first match), and reloads the configuration. Other roles keep trust.
+     */
+    public void requirePassword(String role) {
+        Path hba = dataDir.resolve("pg_hba.conf");
+        try {
+            String current = Files.readString(hba, StandardCharsets.UTF_8);
+            String quotedRole = quoteIdentifier(role);
+            String lines = "host all " + quotedRole + " 127.0.0.1/32 scram-sha-256\n"
+                    + "host all " + quotedRole + " ::1/128 scram-sha-256\n";
+            Files.writeString(hba, lines + current, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot rewrite " + hba, e);
+        }
+        try (Connection c = connect("postgres"); Statement s = c.createStatement()) {
+            s.execute("SELECT pg_reload_conf()");
+        } catch (SQLException e) {
+            throw new IllegalStateException("Cannot reload the configuration of the server on port " + port, e);
+        }
+    }
+
     public void createDatabase(String database) {
         try (Connection c = connect("postgres"); Statement s = c.createStatement()) {
             s.execute("CREATE DATABASE " + quoteIdentifier(database));
@@ -196,5 +235,10 @@ public final class PostgresServer implements AutoCloseable {
 
     public static String quoteIdentifier(String identifier) {
         return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
+    /** For statements that take no bind parameters (CREATE ROLE ... PASSWORD). */
+    public static String quoteLiteral(String value) {
+        return "'" + value.replace("'", "''") + "'";
     }
 }
