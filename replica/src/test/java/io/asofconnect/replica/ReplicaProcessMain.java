@@ -10,8 +10,10 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one replica in its own JVM, for crash tests: {@code ReplicaProcessMain <props file> <stop file>}.
- * Prints {@code SNAPSHOT_IN_PROGRESS} once some snapshot rows are committed, {@code STARTED} once the replica has caught up once. When the stop file appears, it waits until the
+ * Runs one replica in its own JVM, for crash tests: {@code ReplicaProcessMain <props file> <stop file> [<table> <int key>]}.
+ * Prints {@code SNAPSHOT_IN_PROGRESS} once some snapshot rows are committed, {@code STARTED} once the replica has caught
+ * up once, and, given a table and key, {@code KEY_APPLIED} once that key has a version (applied, perhaps not yet
+ * committed: a test kills on it to land inside a large transaction). When the stop file appears, it waits until the
  * watermark reaches the epoch millis written in it, closes the replica and prints {@code STOPPED}.
  */
 public final class ReplicaProcessMain {
@@ -42,12 +44,18 @@ public final class ReplicaProcessMain {
                 System.exit(2);
             }
             System.out.println("STARTED");
+            String progressTable = args.length > 3 ? args[2] : null;
+            io.asofconnect.lookup.RowKey progressKey = args.length > 3 ? io.asofconnect.lookup.RowKey.of(Integer.parseInt(args[3])) : null;
             while (!Files.exists(stop)) {
+                if (progressTable != null && !h.replica().store().history(progressTable, progressKey).isEmpty()) {
+                    System.out.println("KEY_APPLIED");
+                    progressTable = null;
+                }
                 if (System.nanoTime() > deadline) {
                     System.out.println("NO STOP FILE");
                     System.exit(3);
                 }
-                Thread.sleep(50);
+                Thread.sleep(progressTable != null ? 2 : 50);
             }
             long target = Long.parseLong(Files.readString(stop).trim());
             if (!h.awaitWatermark(target, Duration.ofSeconds(60))) {

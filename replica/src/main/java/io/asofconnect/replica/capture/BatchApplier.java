@@ -25,6 +25,15 @@ import java.util.function.LongSupplier;
  * the records are processed (which lets it flush the LSN to the server). A crash before the commit replays
  * the batch; a crash after it resumes from the committed offsets. Replays are absorbed because a version
  * is keyed by its source position.
+ *
+ * <p>A batch's committed offset stops before a trailing run of streamed row changes that share one LSN. Several
+ * changes carry the same LSN when one WAL record holds many rows (COPY and other heap multi-inserts write one
+ * record per page of rows), and Debezium 3.6.1 resumes strictly after the stored LSN, so an offset taken from
+ * inside such a run would skip the rest of the run on restart: debezium/dbz#1554, fixed upstream later with an
+ * {@code lsn_events_processed} offset field that 3.6.1 does not have. The run's versions are still written;
+ * its offset is committed by a later batch, once a record with another LSN shows the run has ended, and a
+ * replay of the run is absorbed. The held-back records are not reported processed either, so the LSN the
+ * engine confirms to the server never passes the committed offset.
  */
 public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
     private static final Logger LOG = LoggerFactory.getLogger(BatchApplier.class);
@@ -43,6 +52,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private long lastPrune;
     private long snapshotRecords;
     private long changeRecords;
+    /** The LSN of the run the previous batch held back, or null: a batch may begin with the rest of that run. */
+    private Long heldBackLsn;
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
         this.store = store;
@@ -64,9 +75,11 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         long watermark = store.watermark();
         Map<Map<String, ?>, Map<String, ?>> lastOffsets = new LinkedHashMap<>();
         Map<SameLsn, Integer> ordinals = new HashMap<>();
+        HeldBack held = heldBack(records);
+        int settled = held.settled();
         try {
-            for (RecordChangeEvent<SourceRecord> event : records) {
-                SourceRecord r = event.record();
+            for (int i = 0; i < records.size(); i++) {
+                SourceRecord r = records.get(i).record();
                 if (ChangeEventMapper.isRowChange(r)) {
                     apply(r, ordinals);
                 } else {
@@ -75,7 +88,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
                         watermark = Math.max(watermark, probe - safetyMarginMs);
                     }
                 }
-                if (r.sourcePartition() != null && r.sourceOffset() != null) {
+                if (i < settled && r.sourcePartition() != null && r.sourceOffset() != null) {
                     lastOffsets.put(r.sourcePartition(), r.sourceOffset());
                 }
             }
@@ -98,10 +111,52 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             throw e;
         }
         tracker.advanceTo(watermark);
-        for (RecordChangeEvent<SourceRecord> event : records) {
-            committer.markProcessed(event);
+        heldBackLsn = held.lsn();
+        for (int i = 0; i < settled; i++) {
+            committer.markProcessed(records.get(i));
         }
         committer.markBatchFinished();
+    }
+
+    /**
+     * Which leading records of the batch may have their offsets committed: all but a trailing run of records
+     * sharing one LSN if that run holds a streamed row change, or continues the run the previous batch held back
+     * (a heartbeat repeats the offset of the last change it saw). Records without an LSN belong to the run around
+     * them. Snapshot rows all share the snapshot's LSN and are committed as they come, as are other records.
+     */
+    private HeldBack heldBack(List<RecordChangeEvent<SourceRecord>> records) {
+        int start = records.size();
+        Long runLsn = null;
+        boolean rowRun = false;
+        while (start > 0) {
+            SourceRecord r = records.get(start - 1).record();
+            Long lsn = offsetLsn(r);
+            if (lsn != null && runLsn != null && !lsn.equals(runLsn)) {
+                break;
+            }
+            if (lsn != null) {
+                runLsn = lsn;
+            }
+            rowRun |= isStreamedRowChange(r);
+            start--;
+        }
+        if (start == 0 && runLsn != null && runLsn.equals(heldBackLsn)) {
+            rowRun = true;
+        }
+        return rowRun ? new HeldBack(start, runLsn) : new HeldBack(records.size(), null);
+    }
+
+    /** The first {@code settled} records of a batch may be committed; the rest share {@code lsn} (null when none are held back). */
+    private record HeldBack(int settled, Long lsn) {
+    }
+
+    private static boolean isStreamedRowChange(SourceRecord r) {
+        return ChangeEventMapper.isRowChange(r) && !ChangeEventMapper.isSnapshot(((Struct) r.value()).getStruct("source"));
+    }
+
+    /** The LSN in a record's source offset, or null. */
+    private static Long offsetLsn(SourceRecord r) {
+        return r.sourceOffset() != null && r.sourceOffset().get("lsn") instanceof Number n ? n.longValue() : null;
     }
 
     /** One key at one LSN: the changes sharing it within a batch are numbered in batch order. */
