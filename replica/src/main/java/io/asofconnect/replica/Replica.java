@@ -1,5 +1,8 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.lookup.LookupResult;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.lookup.VersionId;
 import io.asofconnect.lookup.VersionLookup;
 import io.asofconnect.replica.capture.BatchApplier;
 import io.asofconnect.replica.capture.CaptureEngine;
@@ -13,17 +16,23 @@ import io.asofconnect.replica.store.MapDbVersionStore;
 import io.asofconnect.replica.store.OpenOutcome;
 import io.asofconnect.replica.store.Quarantine;
 import io.asofconnect.replica.store.StoreBackedLookup;
+import io.asofconnect.replica.store.StoreCorruptedException;
 import io.asofconnect.replica.store.StoreLockedException;
 import io.asofconnect.replica.store.StoreOptions;
 import io.asofconnect.replica.store.VersionStore;
 import io.asofconnect.replica.store.WatermarkTracker;
+import io.debezium.engine.RecordChangeEvent;
+import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -55,6 +64,8 @@ public final class Replica implements AutoCloseable {
     private volatile WatermarkProber prober;
     private volatile CaptureEngine engine;
     private int restarts;
+    /** The store instance found damaged, until {@link #restart} has replaced it. */
+    private final AtomicReference<VersionStore> damagedStore = new AtomicReference<>();
 
     private Replica(ReplicaConfig config) {
         this.config = config;
@@ -90,45 +101,12 @@ public final class Replica implements AutoCloseable {
         }
         StartupChecks.SourceState source = checks.run();
         store = openStore();
-        boolean historyPending;
         OpenOutcome outcome = store.openOutcome();
         if (outcome.kind() == OpenOutcome.Kind.REBUILT) {
             LOG.warn("Replica {}: the store file was unusable ({}) and was rebuilt; a new snapshot follows", config.name(), outcome.reason());
-            historyPending = true;
-        } else if (!store.offsets().isEmpty()) {
-            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
-            if (gap.isPresent()) {
-                if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
-                    throw new ConnectException(GapDetector.failMessage(config, gap.get()));
-                }
-                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
-                replaceStore(source);
-                historyPending = true;
-            } else {
-                boolean interruptedSnapshot = GapDetector.snapshotIncomplete(offsetCodec, store);
-                if (interruptedSnapshot) {
-                    LOG.info("Replica {}: the initial snapshot was interrupted; it is taken again and the history starts after it",
-                            config.name());
-                }
-                historyPending = interruptedSnapshot
-                        || store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
-            }
-        } else {
-            // A new store; a slot that already exists has passed changes we will not see, so the snapshot's rows
-            // speak for "now", not for earlier times. The same holds for rows stamped with the snapshot's time.
-            historyPending = source.slot().isPresent() || config.snapshotValidFrom() == ReplicaConfig.SnapshotValidFrom.SNAPSHOT_TIME
-                    || store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
         }
-        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus()) && store.offsets().isEmpty()) {
-            // A lost slot cannot stream at all; the new snapshot needs a new slot.
-            checks.dropSlot();
-        }
-        source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
-        store.setMeta(GapDetector.META_SLOT, config.slotName());
-        store.setMeta(BatchApplier.META_HISTORY_START_PENDING, Boolean.toString(historyPending));
-        store.commit();
-
         tracker = new WatermarkTracker(store.watermark());
+        continueHistory(source, outcome.kind() == OpenOutcome.Kind.REBUILT);
         lookup = newLookup();
         applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
         ReplicaRegistry.bindEngine(engineName, this);
@@ -139,25 +117,118 @@ public final class Replica implements AutoCloseable {
                 outcome.kind());
     }
 
+    /**
+     * Decides how the history in {@link #store} continues and records it there: the one rule for a first
+     * start, for a restart after an engine failure and after a rebuild. A store that is new, rebuilt or
+     * replaced after a gap gets a snapshot whose rows speak for "now"; so does a store whose offsets stop
+     * inside the initial snapshot, which the connector takes again. Then the history starts at the first
+     * watermark after that snapshot ({@link BatchApplier#META_HISTORY_START_PENDING}).
+     *
+     * @param rebuilt the store was just created empty in place of a damaged one
+     * @throws HistoryGapException when the stored history cannot be continued and {@code replica.on.gap=FAIL}
+     */
+    private void continueHistory(StartupChecks.SourceState source, boolean rebuilt) {
+        boolean fresh = rebuilt;
+        if (!fresh && !store.offsets().isEmpty()) {
+            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
+            if (gap.isPresent()) {
+                if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
+                    throw new HistoryGapException(GapDetector.failMessage(config, gap.get()));
+                }
+                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
+                replaceStore();
+                fresh = true;
+            }
+        }
+        boolean historyPending;
+        if (fresh) {
+            // The watermark tracker outlives the store and may carry the old store's watermark: until the new
+            // snapshot is through, no time at all can be answered from the new store.
+            store.setHistoryStart(Long.MAX_VALUE);
+            historyPending = true;
+        } else if (!store.offsets().isEmpty()) {
+            historyPending = snapshotInterrupted() || historyPendingMeta();
+        } else {
+            // A new store; a slot that already exists has passed changes we will not see, so the snapshot's rows
+            // speak for "now", not for earlier times. The same holds for rows stamped with the snapshot's time.
+            historyPending = source.slot().isPresent() || config.snapshotValidFrom() == ReplicaConfig.SnapshotValidFrom.SNAPSHOT_TIME
+                    || historyPendingMeta();
+        }
+        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus()) && store.offsets().isEmpty()) {
+            // A lost slot cannot stream at all; the new snapshot needs a new slot.
+            checks.dropSlot();
+        }
+        source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
+        store.setMeta(GapDetector.META_SLOT, config.slotName());
+        store.setMeta(BatchApplier.META_HISTORY_START_PENDING, Boolean.toString(historyPending));
+        store.commit();
+    }
+
+    private boolean historyPendingMeta() {
+        return store.meta(BatchApplier.META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
+    }
+
+    /** Whether the stored offsets stop inside the initial snapshot, which the connector then takes again. */
+    private boolean snapshotInterrupted() {
+        boolean interrupted = GapDetector.snapshotIncomplete(offsetCodec, store);
+        if (interrupted && !historyPendingMeta()) {
+            LOG.info("Replica {}: the initial snapshot was interrupted; it is taken again and the history starts after it",
+                    config.name());
+        }
+        return interrupted;
+    }
+
+    /**
+     * Debezium retries a failed snapshot inside its task, with no engine failure that {@link #restart} would
+     * see: the rows of the new run arrive with another snapshot LSN than the stored offsets, which stop inside
+     * the interrupted run. The new run reads the tables later, so the rule of {@link #continueHistory} for an
+     * interrupted snapshot applies; the mark is written before the batch, into the commit that applies it.
+     */
+    private void noteSnapshotRetried(List<RecordChangeEvent<SourceRecord>> records) {
+        if (historyPendingMeta() || !GapDetector.snapshotIncomplete(offsetCodec, store)) {
+            return;
+        }
+        for (RecordChangeEvent<SourceRecord> event : records) {
+            SourceRecord r = event.record();
+            if (r.value() instanceof Struct v && v.schema().field("op") != null && "r".equals(v.getString("op"))) {
+                Object lsn = r.sourceOffset() == null ? null : r.sourceOffset().get("lsn");
+                boolean sameRun = store.offsets().values().stream().map(offsetCodec::decodeValue)
+                        .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
+                if (!sameRun) {
+                    snapshotInterrupted();
+                    store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
+                }
+                return;
+            }
+        }
+    }
+
     private RetiringLookup newLookup() {
-        return new RetiringLookup(new StoreBackedLookup(store, tracker, Set.copyOf(config.tables())), config.name());
+        VersionStore s = store;
+        return new RetiringLookup(new DamageReportingLookup(new StoreBackedLookup(s, tracker, Set.copyOf(config.tables())), s),
+                config.name());
     }
 
     /**
      * Quarantines the current store file and opens an empty one in its place. The new store cannot be opened
-     * before the old one is closed (same file, same lock), so readers still holding the old lookup get a
-     * retriable error until the new lookup is published.
+     * before the old one is closed (same file, same lock), so readers meanwhile get the answers of a store
+     * that holds no history yet.
      */
-    private void replaceStore(StartupChecks.SourceState source) {
-        retireLookup();
-        store.close();
+    private void replaceStore() {
+        RetiringLookup old = lookup;
+        lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
+        if (old != null) {
+            old.retire();
+        }
+        try {
+            store.close();
+        } catch (RuntimeException e) {
+            LOG.debug("Replica {}: closing the store to be quarantined failed", config.name(), e);
+        }
         store = null;
         Path aside = Quarantine.moveAside(config.storeFile());
         LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
         store = openStore();
-        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus())) {
-            checks.dropSlot();
-        }
     }
 
     /**
@@ -195,6 +266,7 @@ public final class Replica implements AutoCloseable {
 
     private synchronized void startEngine() {
         engine = new CaptureEngine(engineName, EngineProperties.of(config), (records, committer) -> {
+            noteSnapshotRetried(records);
             applier.handleBatch(records, committer);
             if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
                 health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
@@ -206,6 +278,11 @@ public final class Replica implements AutoCloseable {
 
     private void onEngineFailure(Throwable error) {
         if (health.get().state() == ReplicaHealth.State.STOPPED) {
+            return;
+        }
+        VersionStore current = store;
+        if (storeCorruption(error) != null && !markDamaged(current) && damagedStore.get() == current) {
+            // A lookup found the damage first and the rebuild is already on its way; it replaces this engine too.
             return;
         }
         long backoff = Math.min(MAX_BACKOFF_MS, 1000L << Math.min(restarts, 6));
@@ -231,30 +308,73 @@ public final class Replica implements AutoCloseable {
                 old.close();
             }
             StartupChecks.SourceState source = checks.sourceState();
-            Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
-            if (gap.isPresent()) {
-                if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
-                    ConnectException e = new ConnectException(GapDetector.failMessage(config, gap.get()));
-                    health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
-                    LOG.error("Replica {}: {}", config.name(), e.getMessage());
-                    return;
-                }
-                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
-                replaceStore(source);
-                // Until the new snapshot is through, no time can be answered from the new store.
-                store.setHistoryStart(Long.MAX_VALUE);
-                store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
-                source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
-                store.setMeta(GapDetector.META_SLOT, config.slotName());
-                store.commit();
+            VersionStore before = store;
+            boolean heal = damagedStore.get() == store;
+            if (heal) {
+                LOG.warn("Replica {}: the store is damaged ({}); quarantining it and taking a new snapshot, lookups answer"
+                        + " OutOfHistory or NotYetVisible until the history starts again", config.name(),
+                        previous == null ? "damage reported" : previous.getMessage());
+                replaceStore();
+                damagedStore.set(null);
+            }
+            continueHistory(source, heal);
+            if (store != before) {
                 lookup = newLookup();
                 applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
             }
             startEngine();
             health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
                     + (previous == null ? "an engine failure" : previous.getMessage()), Optional.ofNullable(previous)));
+        } catch (HistoryGapException e) {
+            health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
+            LOG.error("Replica {}: {}", config.name(), e.getMessage());
         } catch (RuntimeException e) {
             onEngineFailure(e);
+        }
+    }
+
+    /** The store damage in {@code error}'s cause chain, or null. */
+    private static StoreCorruptedException storeCorruption(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof StoreCorruptedException c) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Stops answering from {@code damaged} at once; {@link #restart} then replaces it. Returns false when it was
+     * already marked.
+     */
+    private boolean markDamaged(VersionStore damaged) {
+        if (damaged == null || !damagedStore.compareAndSet(null, damaged)) {
+            return false;
+        }
+        RetiringLookup old = lookup;
+        if (store == damaged) {
+            lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
+            if (old != null) {
+                old.retire();
+            }
+        }
+        return true;
+    }
+
+    /**
+     * A lookup found {@code damaged} corrupted: stop answering from it and heal in the background, unless the
+     * engine's failure already did or the store was replaced meanwhile.
+     */
+    private void lookupFoundDamage(VersionStore damaged, StoreCorruptedException e) {
+        if (damaged != store || !markDamaged(damaged) || health.get().state() == ReplicaHealth.State.RESTARTING) {
+            return;
+        }
+        health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "a lookup found the store damaged: " + e.what()
+                + "; rebuilding", Optional.of(e)));
+        try {
+            restarter.execute(this::restart);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            LOG.debug("replica closing, no rebuild", closing);
         }
     }
 
@@ -341,6 +461,131 @@ public final class Replica implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
+        }
+    }
+
+    /** The stored history cannot be continued and {@code replica.on.gap=FAIL}. */
+    private static final class HistoryGapException extends ConnectException {
+        private static final long serialVersionUID = 1L;
+
+        HistoryGapException(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * The answers of a store that holds no history yet, while one is being rebuilt: OutOfHistory up to the
+     * watermark, NotYetVisible beyond it, never a row.
+     */
+    private static final class NoHistoryLookup implements VersionLookup {
+        private final WatermarkTracker watermark;
+        private final Set<String> tables;
+
+        NoHistoryLookup(WatermarkTracker watermark, Set<String> tables) {
+            this.watermark = watermark;
+            this.tables = tables;
+        }
+
+        private LookupResult at(String table, long timestamp) {
+            if (!tables.contains(table)) {
+                return new LookupResult.UnknownTable(table);
+            }
+            long w = watermark.get();
+            return timestamp > w ? new LookupResult.NotYetVisible(w) : new LookupResult.OutOfHistory(Long.MAX_VALUE);
+        }
+
+        @Override
+        public LookupResult asOf(String table, RowKey key, long timestamp) {
+            return at(table, timestamp);
+        }
+
+        @Override
+        public LookupResult current(String table, RowKey key) {
+            return at(table, Long.MAX_VALUE);
+        }
+
+        @Override
+        public LookupResult exact(String table, RowKey key, VersionId id) {
+            return at(table, id.validFrom());
+        }
+
+        @Override
+        public long watermark() {
+            return watermark.get();
+        }
+
+        @Override
+        public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
+            return watermark.await(timestamp, timeout);
+        }
+
+        @Override
+        public long historyStart() {
+            return Long.MAX_VALUE;
+        }
+
+        @Override
+        public Set<String> tables() {
+            return tables;
+        }
+    }
+
+    /**
+     * Reports a corrupted store found by a lookup to the replica, which heals, and answers that lookup as a
+     * store without history would, rather than failing the caller.
+     */
+    private final class DamageReportingLookup implements VersionLookup {
+        private final VersionLookup delegate;
+        private final VersionStore store;
+
+        DamageReportingLookup(VersionLookup delegate, VersionStore store) {
+            this.delegate = delegate;
+            this.store = store;
+        }
+
+        private LookupResult read(java.util.function.Supplier<LookupResult> r, String table, long timestamp) {
+            try {
+                return r.get();
+            } catch (StoreCorruptedException e) {
+                LOG.debug("Replica {}: a lookup found the store damaged", config.name(), e);
+                lookupFoundDamage(store, e);
+                return new NoHistoryLookup(tracker, tables()).at(table, timestamp);
+            }
+        }
+
+        @Override
+        public LookupResult asOf(String table, RowKey key, long timestamp) {
+            return read(() -> delegate.asOf(table, key, timestamp), table, timestamp);
+        }
+
+        @Override
+        public LookupResult current(String table, RowKey key) {
+            return read(() -> delegate.current(table, key), table, Long.MAX_VALUE);
+        }
+
+        @Override
+        public LookupResult exact(String table, RowKey key, VersionId id) {
+            return read(() -> delegate.exact(table, key, id), table, id.validFrom());
+        }
+
+        @Override
+        public long watermark() {
+            return delegate.watermark();
+        }
+
+        @Override
+        public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
+            return delegate.awaitWatermark(timestamp, timeout);
+        }
+
+        @Override
+        public long historyStart() {
+            return delegate.historyStart();
+        }
+
+        @Override
+        public Set<String> tables() {
+            return delegate.tables();
         }
     }
 }
