@@ -98,7 +98,9 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                         G_WRITES, ++w, ConfigDef.Width.SHORT, "Schema evolution")
                 .define(DELETE_ENABLED, Type.BOOLEAN, false, Importance.MEDIUM,
                         "Whether a tombstone (null value) deletes the row with the record key. Needs " + PRIMARY_KEY_MODE
-                                + "=RECORD_KEY; when false, tombstones are skipped (their offsets still advance).",
+                                + "=RECORD_KEY; a tombstone without a key then names no row and is a bad record (errant record"
+                                + " reporter, or the task fails). When false, every tombstone is skipped, with or without a key"
+                                + " (its offset still advances).",
                         G_WRITES, ++w, ConfigDef.Width.SHORT, "Delete on tombstone")
                 .define(BATCH_SIZE, Type.INT, 3000, ConfigDef.Range.between(1, 1_000_000), Importance.MEDIUM,
                         "Buffered records that trigger a flush (one transaction with their offsets). Larger batches write"
