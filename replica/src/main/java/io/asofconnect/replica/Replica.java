@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.config.JdbcDriverProperties;
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.VersionId;
@@ -98,6 +99,10 @@ public final class Replica implements AutoCloseable {
             LOG.warn("Replica {}: {}=COLUMN: a change committed with a valid-from at or before the watermark changes answers"
                     + " already given for those times; enrichment is not deterministic across replays for such changes",
                     config.name(), ReplicaConfig.VALID_FROM);
+        }
+        if (JdbcDriverProperties.isWeakSslMode(config.sslMode())) {
+            LOG.warn("Replica {}: {}={} allows unencrypted or unauthenticated connections to the source; set {}=verify-full",
+                    config.name(), ReplicaConfig.SSL_MODE, config.sslMode(), ReplicaConfig.SSL_MODE);
         }
         StartupChecks.SourceState source = checks.run();
         store = openStore();

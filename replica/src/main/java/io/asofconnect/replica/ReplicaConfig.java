@@ -1,6 +1,7 @@
 package io.asofconnect.replica;
 
 import io.asofconnect.config.EnumOption;
+import io.asofconnect.config.JdbcDriverProperties;
 import io.asofconnect.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -9,9 +10,12 @@ import org.apache.kafka.common.config.ConfigDef.Type;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.types.Password;
 
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -37,6 +41,9 @@ public final class ReplicaConfig extends AbstractConfig {
     public static final String PASSWORD = PREFIX + "database.password";
     public static final String DBNAME = PREFIX + "database.dbname";
     public static final String CONNECT_TIMEOUT_MS = PREFIX + "database.connect.timeout.ms";
+    public static final String SSL_MODE = PREFIX + "database.sslmode";
+    /** Debezium's default for {@code database.sslmode}, and pgjdbc's. */
+    public static final String DEFAULT_SSL_MODE = "prefer";
     public static final String TABLES = PREFIX + "tables";
     public static final String KEY_COLUMNS = PREFIX + "key.columns";
     public static final String SLOT_NAME = PREFIX + "slot.name";
@@ -87,12 +94,25 @@ public final class ReplicaConfig extends AbstractConfig {
             "connector.class", "name", "slot.name", "publication.name", "table.include.list", "plugin.name",
             "message.key.columns", "topic.prefix", "database.hostname", "database.port", "database.user",
             "database.password", "database.dbname", "tombstones.on.delete", "message.prefix.include.list",
-            "publication.autocreate.mode", "lsn.flush.mode", "snapshot.mode");
+            "publication.autocreate.mode", "lsn.flush.mode", "snapshot.mode", "database.sslmode", "driver.sslmode");
+
+    /**
+     * Prefixes under which Debezium 3.6 hands a property, prefix stripped, to the JDBC driver: its own
+     * {@code database.*} options and the {@code driver.*} pass-through. The bare name is checked too.
+     */
+    private static final List<String> DRIVER_PASS_THROUGH_PREFIXES = List.of("", "database.", "driver.");
 
     private static final Pattern SLOT = Pattern.compile("[a-z0-9_]{1,63}");
     private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
     private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}");
     private static final Pattern QUALIFIED_TABLE = Pattern.compile("[^.\\s]+\\.[^.\\s]+");
+    /** DNS labels (underscores allowed: container and service names have them), dot-separated. */
+    private static final Pattern DNS_NAME = Pattern.compile(
+            "(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
+    private static final Pattern IPV4 = Pattern.compile("(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])");
+    private static final Pattern BRACKETED_IPV6 = Pattern.compile("\\[[0-9A-Fa-f:.]{2,45}]");
+    /** Characters that would end the database part of a JDBC URL that Debezium builds without encoding. */
+    private static final Pattern URL_SAFE_DBNAME = Pattern.compile("(?=.*\\S)[^?&#/\\\\%\\p{Cntrl}]+");
 
     private static final EnumOption<ValidFrom> VALID_FROM_VALUES = EnumOption.of(ValidFrom.class);
     private static final EnumOption<SnapshotValidFrom> SNAPSHOT_VALID_FROM_VALUES = EnumOption.of(SnapshotValidFrom.class);
@@ -109,8 +129,9 @@ public final class ReplicaConfig extends AbstractConfig {
                         Importance.HIGH, "The replica's identity in this worker. Connectors that give the same name share one"
                                 + " replica (one slot, one store file); a connector may give only this key to use a replica"
                                 + " that another connector in the worker defines.", g, ++o, ConfigDef.Width.MEDIUM, "Replica name")
-                .define(HOSTNAME, Type.STRING, null, OptionalText.nonBlank("a host name or IP address"), Importance.HIGH,
-                        "Host name of the source Postgres server. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Host")
+                .define(HOSTNAME, Type.STRING, null, nullOr(hostValidator()), Importance.HIGH,
+                        "Host name of the source Postgres server: a DNS name, an IPv4 address or an IPv6 address in brackets"
+                                + " ([::1]). Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Host")
                 .define(PORT, Type.INT, 5432, ConfigDef.Range.between(1, 65535), Importance.MEDIUM,
                         "Port of the source Postgres server (its port setting, 5432 unless changed); it must be reachable from every worker.", g, ++o, ConfigDef.Width.SHORT, "Port")
                 .define(USER, Type.STRING, null, OptionalText.nonBlank("a Postgres role name"), Importance.HIGH,
@@ -119,8 +140,17 @@ public final class ReplicaConfig extends AbstractConfig {
                 .define(PASSWORD, Type.PASSWORD, null, Importance.HIGH,
                         "Password of replica.database.user. Use a config provider reference such as ${file:...} rather than the clear text.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Password")
-                .define(DBNAME, Type.STRING, null, OptionalText.nonBlank("a database name"), Importance.HIGH,
-                        "Database that holds the tables. Required when this connector defines the replica.", g, ++o, ConfigDef.Width.MEDIUM, "Database")
+                .define(DBNAME, Type.STRING, null, nullOr(patternValidator(URL_SAFE_DBNAME,
+                                "a database name, not blank, without '?', '&', '#', '/', '\\', '%' or control characters")), Importance.HIGH,
+                        "Database that holds the tables. Required when this connector defines the replica. Debezium puts it into a"
+                                + " JDBC URL as it is, hence the characters that would end the URL's path are refused.",
+                        g, ++o, ConfigDef.Width.MEDIUM, "Database")
+                .define(SSL_MODE, Type.STRING, DEFAULT_SSL_MODE, JdbcDriverProperties.sslModeValidator(), Importance.MEDIUM,
+                        "TLS mode of every connection to the source (the capture engine's and the replica's own), as pgjdbc's sslmode: "
+                                + String.join(", ", JdbcDriverProperties.SSL_MODES) + ". The default, " + DEFAULT_SSL_MODE + " (Debezium's"
+                                + " and pgjdbc's), falls back to an unencrypted connection and does not check the server; disable, allow and"
+                                + " prefer log a warning at start. Use verify-full in production (the CA via "
+                                + DEBEZIUM_PREFIX + "database.sslrootcert).", g, ++o, ConfigDef.Width.SHORT, "TLS mode")
                 .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
                         "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
                         g, ++o, ConfigDef.Width.SHORT, "Connect timeout")
@@ -191,6 +221,7 @@ public final class ReplicaConfig extends AbstractConfig {
     private final Password password;
     private final String dbname;
     private final long connectTimeoutMs;
+    private final String sslMode;
     private final List<String> tables;
     private final Map<String, List<String>> keyColumns;
     private final String keyColumnsText;
@@ -216,6 +247,7 @@ public final class ReplicaConfig extends AbstractConfig {
         password = getPassword(PASSWORD);
         dbname = getString(DBNAME);
         connectTimeoutMs = getLong(CONNECT_TIMEOUT_MS);
+        sslMode = getString(SSL_MODE).trim().toLowerCase(Locale.ROOT);
         tables = List.copyOf(getList(TABLES));
         keyColumnsText = getString(KEY_COLUMNS);
         keyColumns = KeyColumns.parse(KEY_COLUMNS, keyColumnsText);
@@ -261,6 +293,11 @@ public final class ReplicaConfig extends AbstractConfig {
                         + " for times behind the watermark; remove " + e.getKey() + " (to start over, stop the replica and"
                         + " delete its store file under " + PATH + ")");
             }
+            if (key.equals("database.sslmode") || key.equals("driver.sslmode")) {
+                throw new ConfigException(e.getKey(), "(hidden)", "the replica sets the TLS mode of every connection from " + SSL_MODE
+                        + "; remove " + e.getKey() + " and set " + SSL_MODE + " instead");
+            }
+            rejectDriverClassOrFileProperty(e.getKey(), key);
             if (RESERVED_DEBEZIUM_KEYS.contains(key) || key.startsWith("offset.storage")) {
                 throw new ConfigException(e.getKey(), "(hidden)", "the replica sets the Debezium option '" + key + "' itself;"
                         + " remove " + e.getKey() + " and use the replica's own option where there is one"
@@ -270,6 +307,18 @@ public final class ReplicaConfig extends AbstractConfig {
             out.put(key, v instanceof Password p ? p.value() : v == null ? null : v.toString());
         }
         return Collections.unmodifiableMap(out);
+    }
+
+    /** Refuses a pass-through that Debezium would hand to pgjdbc and that loads a class or writes a file on the worker. */
+    private static void rejectDriverClassOrFileProperty(String fullKey, String key) {
+        String lower = key.toLowerCase(Locale.ROOT);
+        for (String prefix : DRIVER_PASS_THROUGH_PREFIXES) {
+            if (lower.startsWith(prefix) && JdbcDriverProperties.isForbidden(lower.substring(prefix.length()))) {
+                throw new ConfigException(fullKey, "(hidden)", "is handed to the Postgres JDBC driver, where it loads a class or"
+                        + " writes a file on the worker; remove " + fullKey + " (refused driver properties: "
+                        + JdbcDriverProperties.describeForbidden() + ")");
+            }
+        }
     }
 
     /** Whether these props define a replica, rather than only name one that another connector defines. */
@@ -389,6 +438,39 @@ public final class ReplicaConfig extends AbstractConfig {
         };
     }
 
+    /** A DNS name, an IPv4 address or a bracketed IPv6 address: nothing that could carry more into a JDBC URL. */
+    static boolean isValidHost(String host) {
+        if (host == null) {
+            return false;
+        }
+        if (BRACKETED_IPV6.matcher(host).matches()) {
+            String literal = host.substring(1, host.length() - 1);
+            try {
+                // A literal with a colon is parsed, never looked up; ::ffff:a.b.c.d comes back as an IPv4 address.
+                return literal.contains(":") && java.net.InetAddress.getByName(literal) != null;
+            } catch (java.net.UnknownHostException e) {
+                return false;
+            }
+        }
+        return IPV4.matcher(host).matches() || DNS_NAME.matcher(host).matches() && !host.matches("[0-9.]+");
+    }
+
+    private static ConfigDef.Validator hostValidator() {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (!isValidHost(value == null ? null : value.toString())) {
+                    throw new ConfigException(name, value, "must be " + this);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "a DNS name, an IPv4 address, or an IPv6 address in brackets";
+            }
+        };
+    }
+
     private static ConfigDef.Validator nullOr(ConfigDef.Validator v) {
         return new ConfigDef.Validator() {
             @Override
@@ -413,6 +495,8 @@ public final class ReplicaConfig extends AbstractConfig {
     public Password password() { return password; }
     public String dbname() { return dbname; }
     public long connectTimeoutMs() { return connectTimeoutMs; }
+    /** pgjdbc's sslmode for every connection to the source, lower-case. */
+    public String sslMode() { return sslMode; }
     public List<String> tables() { return tables; }
     public Map<String, List<String>> keyColumns() { return keyColumns; }
     public String keyColumnsText() { return keyColumnsText; }
@@ -433,9 +517,12 @@ public final class ReplicaConfig extends AbstractConfig {
     /** Debezium options given under {@code replica.debezium.}, prefix stripped. */
     public Map<String, String> debeziumOverrides() { return debeziumOverrides; }
 
-    /** The JDBC URL of the source; carries no credentials. */
+    /**
+     * The JDBC URL of the source, without credentials or properties: the host is validated and the database
+     * name percent-encoded (pgjdbc decodes it), so neither can add driver properties.
+     */
     public String jdbcUrl() {
-        return "jdbc:postgresql://" + hostname + ":" + port + "/" + dbname;
+        return "jdbc:postgresql://" + hostname + ":" + port + "/" + URLEncoder.encode(dbname, StandardCharsets.UTF_8);
     }
 
     /** Names the replica and where it reads from; never the password. */

@@ -171,4 +171,83 @@ class ReplicaConfigTest {
         }
         assertThat(ReplicaConfig.CONFIG_DEF.configKeys().get(ReplicaConfig.PASSWORD).type).isEqualTo(ConfigDef.Type.PASSWORD);
     }
+
+    @Test
+    void hostIsADnsNameOrAnIpAddressAndNothingThatCouldCarryDriverProperties() {
+        for (String good : List.of("db.example", "localhost", "db-1.internal.", "my_db", "10.0.0.1", "[::1]", "[2001:db8::1]",
+                "[::ffff:10.0.0.1]")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.HOSTNAME, good);
+            assertThat(new ReplicaConfig(p).hostname()).as(good).isEqualTo(good);
+        }
+        for (String bad : List.of("h/db?socketFactory=org.example.Evil&x=", "h?loggerFile=/tmp/x", "h:5432", "user@h", "a b",
+                "::1", "[::1", "[::g]", "999.1.1.1", "1.2.3", "-bad", "bad-", "a..b", "h#x", "x".repeat(64) + ".example", "  ")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.HOSTNAME, bad);
+            assertThatThrownBy(() -> new ReplicaConfig(p)).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.HOSTNAME).hasMessageContaining("DNS name");
+        }
+    }
+
+    @Test
+    void theUrlCarriesOnlyHostPortAndTheEncodedDatabase() {
+        for (String dbname : List.of("shop", "my shop", "shop;x=1", "sh\u00f6p", "a+b=c")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.DBNAME, dbname);
+            p.put(ReplicaConfig.PORT, "6543");
+            java.util.Properties parsed = org.postgresql.Driver.parseURL(new ReplicaConfig(p).jdbcUrl(), null);
+            assertThat(parsed).as(dbname).isNotNull();
+            assertThat(parsed.getProperty("PGDBNAME")).as(dbname).isEqualTo(dbname);
+            assertThat(parsed.getProperty("PGHOST")).isEqualTo("db.example");
+            assertThat(parsed.getProperty("PGPORT")).isEqualTo("6543");
+            assertThat(parsed.stringPropertyNames()).as(dbname).containsOnly("PGDBNAME", "PGHOST", "PGPORT");
+        }
+        // Debezium builds its own URL from the name without encoding it: what would end the URL's path is refused.
+        for (String bad : List.of("shop?socketFactory=org.example.Evil", "shop&x=1", "a/b", "a#b", "a%3Fb", "a\\b", "a\nb", "  ")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.DBNAME, bad);
+            assertThatThrownBy(() -> new ReplicaConfig(p)).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.DBNAME);
+        }
+    }
+
+    @Test
+    void driverPropertiesThatLoadClassesOrWriteFilesAreRefusedInEveryPassThroughForm() {
+        for (String property : List.of("socketFactory", "socketFactoryArg", "sslfactory", "sslfactoryarg", "sslhostnameverifier",
+                "sslpasswordcallback", "authenticationPluginClassName", "loggerFile", "loggerLevel")) {
+            for (String form : List.of("database.", "driver.", "", "DATABASE.")) {
+                String key = ReplicaConfig.DEBEZIUM_PREFIX + form + property;
+                Map<String, Object> bad = full();
+                bad.put(key, "org.example.Evil");
+                assertThatThrownBy(() -> new ReplicaConfig(bad)).as(key).isInstanceOf(ConfigException.class)
+                        .hasMessageContaining(key).hasMessageContaining("loads a class or writes a file")
+                        .hasMessageNotContaining("org.example.Evil");
+            }
+        }
+        assertThat(io.asofconnect.config.JdbcDriverProperties.FORBIDDEN).hasSize(9);
+        Map<String, Object> ok = full();
+        ok.put(ReplicaConfig.DEBEZIUM_PREFIX + "database.sslrootcert", "/etc/ssl/ca.pem");
+        ok.put(ReplicaConfig.DEBEZIUM_PREFIX + "driver.tcpKeepAlive", "true");
+        assertThat(new ReplicaConfig(ok).debeziumOverrides()).containsEntry("database.sslrootcert", "/etc/ssl/ca.pem")
+                .containsEntry("driver.tcpKeepAlive", "true");
+    }
+
+    @Test
+    void sslModeDefaultsToDebeziumsPreferIsValidatedAndReachesEveryConnection() {
+        assertThat(new ReplicaConfig(full()).sslMode()).isEqualTo("prefer").isEqualTo(ReplicaConfig.DEFAULT_SSL_MODE);
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.SSL_MODE, "VERIFY-FULL");
+        ReplicaConfig c = new ReplicaConfig(p);
+        assertThat(c.sslMode()).isEqualTo("verify-full");
+        assertThat(io.asofconnect.replica.capture.EngineProperties.of(c).getProperty("database.sslmode")).isEqualTo("verify-full");
+        p.put(ReplicaConfig.SSL_MODE, "sometimes");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class).hasMessageContaining(ReplicaConfig.SSL_MODE)
+                .hasMessageContaining("verify-full");
+        for (String passThrough : List.of("database.sslmode", "driver.sslmode")) {
+            Map<String, Object> bad = full();
+            bad.put(ReplicaConfig.DEBEZIUM_PREFIX + passThrough, "disable");
+            assertThatThrownBy(() -> new ReplicaConfig(bad)).as(passThrough).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.DEBEZIUM_PREFIX + passThrough).hasMessageContaining(ReplicaConfig.SSL_MODE);
+        }
+    }
 }

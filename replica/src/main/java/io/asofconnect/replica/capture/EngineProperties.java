@@ -54,6 +54,7 @@ public final class EngineProperties {
             p.setProperty("database.password", config.password().value());
         }
         p.setProperty("database.dbname", config.dbname());
+        p.setProperty("database.sslmode", config.sslMode());
         p.setProperty("plugin.name", "pgoutput");
         p.setProperty("slot.name", config.slotName());
         p.setProperty("publication.name", config.publicationName());

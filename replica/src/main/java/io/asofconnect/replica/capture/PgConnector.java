@@ -3,8 +3,6 @@ package io.asofconnect.replica.capture;
 import io.asofconnect.replica.ReplicaConfig;
 import org.apache.kafka.connect.errors.ConnectException;
 
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Properties;
@@ -30,9 +28,10 @@ public final class PgConnector {
         p.setProperty("connectTimeout", Integer.toString(seconds));
         p.setProperty("loginTimeout", Integer.toString(seconds));
         p.setProperty("socketTimeout", Integer.toString(Math.max(seconds * 3, 30)));
+        p.setProperty("sslmode", config.sslMode());
         p.setProperty("ApplicationName", "asof-connect " + purpose + " (" + config.name() + ")");
         // The driver is in our plugin class loader, which DriverManager does not search on its own.
-        Connection c = new org.postgresql.Driver().connect(url(), p);
+        Connection c = new org.postgresql.Driver().connect(config.jdbcUrl(), p);
         if (c == null) {
             throw new SQLException("the Postgres driver did not accept the URL", "08001");
         }
@@ -64,11 +63,6 @@ public final class PgConnector {
                     + ReplicaConfig.PORT + " and that Postgres is running and accepts TCP connections";
         }
         return where + ": " + e.getMessage();
-    }
-
-    private String url() {
-        return "jdbc:postgresql://" + config.hostname() + ":" + config.port() + "/"
-                + URLEncoder.encode(config.dbname(), StandardCharsets.UTF_8);
     }
 
     /** Quotes an SQL identifier for the rare statement that cannot take it as a bind parameter. */
