@@ -113,6 +113,11 @@ public final class PostgresServer implements AutoCloseable {
         startServer(false);
     }
 
+    /** Clean shutdown (checkpoint), e.g. for an outage; {@link #startAgain()} brings it back on the same port. */
+    public void stop() {
+        stopServer();
+    }
+
     /**
      * A crash: SIGKILL of the postmaster and every backend, no checkpoint; the next start runs WAL recovery.
      * Call {@link #startAgain()} to bring it back.
