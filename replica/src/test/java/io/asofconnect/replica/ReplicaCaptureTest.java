@@ -254,7 +254,7 @@ class ReplicaCaptureTest {
     }
 
     @Test
-    void watermarkAdvancesWhileTablesAreIdleAndTheSlotKeepsUp() throws Exception {
+    void watermarkAdvancesWhileTablesAreIdleAndTheSlotKeepsUpAndLetsGoOfWal() throws Exception {
         db.exec("CREATE TABLE public.idle (id int PRIMARY KEY)", "CREATE TABLE public.busy_other (id serial PRIMARY KEY, x int)");
         try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("idle", "idle_slot", dir, "public.idle"))) {
             catchUp(h);
@@ -270,6 +270,17 @@ class ReplicaCaptureTest {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> io.asofconnect.replica.capture.StartupChecks.parseLsn(
                     db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'idle_slot'"))
                     > io.asofconnect.replica.capture.StartupChecks.parseLsn(lsn1));
+
+            // FAULTS 17: the slot also lets go of the WAL the busy table wrote (restart_lsn follows), or the server's
+            // disk fills while the captured tables sleep.
+            String before = db.queryString("SELECT pg_current_wal_lsn()::text");
+            db.exec("INSERT INTO public.busy_other (x) SELECT g FROM generate_series(1, 200000) g");
+            long written = db.queryLong("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '" + before + "')::bigint");
+            assertThat(written).as("WAL written by the busy table").isGreaterThan(8L << 20);
+            // restart_lsn moves at the next running-transactions record, which the server logs every 15 s.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).untilAsserted(() ->
+                    assertThat(db.queryLong("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn)::bigint FROM pg_replication_slots"
+                            + " WHERE slot_name = 'idle_slot'")).as("WAL retained for the idle slot").isLessThan(1L << 20));
         }
     }
 
