@@ -1,0 +1,163 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.lookup.LookupResult;
+import io.asofconnect.lookup.RowKey;
+import io.asofconnect.replica.store.VersionStore;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** FAULTS 20 while running: bytes of a stored row flipped under a live replica, which rebuilds itself in-process. */
+class ReplicaHealTest {
+    private static final int ROWS = 50;
+    private static SourceDb db;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startDb() {
+        db = SourceDb.start("logical");
+    }
+
+    @AfterAll
+    static void stopDb() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    @AfterEach
+    void dropSlots() {
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
+            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
+        });
+    }
+
+    private static String value(int id) {
+        return String.format("heal-marker-%04d-", id) + "v".repeat(40);
+    }
+
+    @Test
+    void flippedBytesFoundByALookupQuarantineRebuildAndConvergeWithoutAWrongRow() throws Exception {
+        db.exec("CREATE TABLE public.healed (id int PRIMARY KEY, val text NOT NULL)");
+        for (int id = 1; id <= ROWS; id++) {
+            db.exec("INSERT INTO public.healed VALUES (" + id + ", '" + value(id) + "')");
+        }
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("healed", "healed_slot", dir, "public.healed"))) {
+            catchUp(h);
+            VersionStore damaged = h.replica().store();
+            long corruptedAt = h.watermark();
+            int flipped = flip(dir, value(7).getBytes(StandardCharsets.UTF_8));
+            assertThat(flipped).as("the row's bytes are in the store's files").isPositive();
+            long updatedAt = db.commit("UPDATE public.healed SET val = 'after-damage' WHERE id = 8");
+
+            // Every answer while the damage is found and the store rebuilt is a right row, OutOfHistory or NotYetVisible.
+            Awaitility.await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(5)).until(() -> {
+                for (int id = 1; id <= ROWS; id++) {
+                    assertRightOrNoAnswer(h, id, corruptedAt, updatedAt);
+                }
+                return h.replica().store() != damaged && h.historyStart() != Long.MAX_VALUE && h.historyStart() > updatedAt;
+            });
+            catchUp(h);
+            assertThat(Files.list(dir).map(p -> p.getFileName().toString())).anyMatch(n -> n.startsWith("healed.mapdb.quarantined-"));
+            long at = h.watermark();
+            for (int id = 1; id <= ROWS; id++) {
+                LookupResult r = h.asOf("public.healed", RowKey.of(id), at);
+                assertThat(r).as("key %d", id).isInstanceOf(LookupResult.Found.class);
+                assertThat(((LookupResult.Found) r).version().row().getString("val")).as("key %d", id)
+                        .isEqualTo(id == 8 ? "after-damage" : value(id));
+            }
+            assertThat(h.asOf("public.healed", RowKey.of(7), corruptedAt)).isInstanceOf(LookupResult.OutOfHistory.class);
+        } finally {
+            db.exec("DROP TABLE public.healed");
+        }
+    }
+
+    @Test
+    void damageTheEngineMeetsWhileWritingRebuildsTheStoreInProcess() throws Exception {
+        db.exec("CREATE TABLE public.healed (id int PRIMARY KEY, val text NOT NULL)");
+        for (int id = 1; id <= ROWS; id++) {
+            db.exec("INSERT INTO public.healed VALUES (" + id + ", '" + value(id) + "')");
+        }
+        try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("healed", "healed_engine_slot", dir, "public.healed"))) {
+            catchUp(h);
+            VersionStore damaged = h.replica().store();
+            assertThat(flip(dir, value(7).getBytes(StandardCharsets.UTF_8))).isPositive();
+            // The engine reads the row's stored version to move its "oldest" mark, and meets the damage there.
+            long updatedAt = db.commit("UPDATE public.healed SET val = 'after-damage' WHERE id = 7");
+            Awaitility.await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> h.replica().store() != damaged && h.historyStart() != Long.MAX_VALUE);
+            catchUp(h);
+            assertThat(h.historyStart()).isGreaterThan(updatedAt);
+            LookupResult r = h.asOf("public.healed", RowKey.of(7), h.watermark());
+            assertThat(r).isInstanceOf(LookupResult.Found.class);
+            assertThat(((LookupResult.Found) r).version().row().getString("val")).isEqualTo("after-damage");
+        } finally {
+            db.exec("DROP TABLE public.healed");
+        }
+    }
+
+    private static void assertRightOrNoAnswer(ReplicaHandle h, int id, long corruptedAt, long updatedAt) {
+        for (long t : List.of(corruptedAt, updatedAt - 1, updatedAt, h.watermark())) {
+            LookupResult r = h.asOf("public.healed", RowKey.of(id), t);
+            if (r instanceof LookupResult.Found f) {
+                String expected = id == 8 && t >= updatedAt ? "after-damage" : value(id);
+                assertThat(f.version().row().getString("val")).as("key %d at %d", id, t).isEqualTo(expected);
+            } else {
+                assertThat(r).as("key %d at %d", id, t).isInstanceOfAny(LookupResult.OutOfHistory.class, LookupResult.NotYetVisible.class);
+            }
+        }
+    }
+
+    /** Flips one byte inside every occurrence of {@code marker} in the store file and its WAL; returns how many. */
+    private static int flip(Path dir, byte[] marker) throws IOException {
+        int count = 0;
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().startsWith("healed.mapdb")).toList()) {
+                byte[] all = Files.readAllBytes(f);
+                try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+                    for (int i = indexOf(all, marker, 0); i >= 0; i = indexOf(all, marker, i + 1)) {
+                        raf.seek(i + 5);
+                        raf.write(all[i + 5] ^ 0x20);
+                        count++;
+                    }
+                }
+            }
+        }
+        return count;
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle, int from) {
+        outer:
+        for (int i = from; i <= hay.length - needle.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+
+    private static void catchUp(ReplicaHandle h) throws InterruptedException {
+        long now = System.currentTimeMillis();
+        assertThat(h.awaitWatermark(now, Duration.ofSeconds(120))).as("watermark reaches %d (health %s)", now, h.health()).isTrue();
+    }
+}
