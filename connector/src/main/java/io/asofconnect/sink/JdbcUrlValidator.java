@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.config.JdbcDriverProperties;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -9,31 +10,20 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * Accepts only {@code jdbc:postgresql:} URLs whose properties cannot load a class of the attacker's choosing
  * or write a file on the worker. A connector config is often editable by people who must not get code
- * execution on the worker; pgjdbc instantiates classes named in {@code socketFactory}, {@code sslfactory},
- * ... and writes where {@code loggerFile} points.
+ * execution on the worker; the refused properties are {@link JdbcDriverProperties#FORBIDDEN}, shared with the
+ * replica's Debezium pass-through.
  *
  * <p>Error messages name the offending property, never the URL itself (it may carry secrets).
  */
 final class JdbcUrlValidator implements ConfigDef.Validator {
     static final String PREFIX = "jdbc:postgresql:";
 
-    /** Lower-cased property names that are refused. */
-    static final Set<String> FORBIDDEN = Set.of(
-            "socketfactory", "socketfactoryarg",
-            "sslfactory", "sslfactoryarg",
-            "sslhostnameverifier", "sslpasswordcallback",
-            "authenticationpluginclassname",
-            "loggerfile", "loggerlevel");
-
     /** The password belongs in connection.password (Type.PASSWORD), never in a URL that is logged and shown. */
     static final String PASSWORD_PROPERTY = "password";
-
-    private static final Set<String> WEAK_SSL_MODES = Set.of("disable", "allow", "prefer");
 
     @Override
     public void ensureValid(String name, Object value) {
@@ -46,7 +36,7 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
         }
         for (String key : properties(url).keySet()) {
             String lower = key.toLowerCase(Locale.ROOT);
-            if (FORBIDDEN.contains(lower)) {
+            if (JdbcDriverProperties.isForbidden(lower)) {
                 throw new ConfigException(name + " carries the driver property '" + key
                         + "', which loads classes or writes files on the worker; remove it from the URL");
             }
@@ -72,7 +62,7 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
         for (Map.Entry<String, String> e : properties(url).entrySet()) {
             if (e.getKey().equalsIgnoreCase("sslmode")) {
                 String mode = e.getValue().toLowerCase(Locale.ROOT);
-                return WEAK_SSL_MODES.contains(mode) ? Optional.of(mode) : Optional.empty();
+                return JdbcDriverProperties.isWeakSslMode(mode) ? Optional.of(mode) : Optional.empty();
             }
             sslTrue |= e.getKey().equalsIgnoreCase("ssl") && e.getValue().equalsIgnoreCase("true");
         }
@@ -109,6 +99,6 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
     @Override
     public String toString() {
         return "a jdbc:postgresql:// URL without class-loading or file-writing properties ("
-                + String.join(", ", new java.util.TreeSet<>(FORBIDDEN)) + ") and without a password";
+                + JdbcDriverProperties.describeForbidden() + ") and without a password";
     }
 }
