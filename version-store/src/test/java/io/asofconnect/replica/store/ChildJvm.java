@@ -1,40 +1,36 @@
 package io.asofconnect.replica.store;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
-/** A {@link StoreCrashWriter} in its own JVM, with its stdout lines queued for the test to read with a bound. */
+/**
+ * A {@link StoreCrashWriter} in its own JVM. Its stdout goes to a file, not a pipe: what the writer printed
+ * before a SIGKILL is then in the file for certain, whereas a pipe read by a thread of this JVM can lose
+ * its last lines when the JDK closes the stream of a destroyed process under the reader (the crash test
+ * once saw a store five commits ahead of the last sequence it had read).
+ */
 final class ChildJvm implements AutoCloseable {
+    private static final long POLL_MS = 5;
     private final Process process;
-    private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    private final Thread pump;
+    private final Path stdout;
     private final Path stderr;
+    /** Complete lines handed out by {@link #nextLine} so far. */
+    private int consumed;
 
     ChildJvm(Path store) throws IOException {
+        stdout = store.resolveSibling(store.getFileName() + ".writer-stdout.log");
         stderr = store.resolveSibling(store.getFileName() + ".writer-stderr.log");
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         process = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), StoreCrashWriter.class.getName(), store.toString()))
+                .redirectOutput(ProcessBuilder.Redirect.to(stdout.toFile()))
                 .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))
                 .start();
-        pump = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    lines.add(line);
-                }
-            } catch (IOException ignored) {
-                // The child was killed mid-line: what was read is what counts.
-            }
-        }, "crash-writer-stdout");
-        pump.setDaemon(true);
-        pump.start();
     }
 
     boolean isAlive() {
@@ -44,16 +40,26 @@ final class ChildJvm implements AutoCloseable {
     /** What the writer printed to stderr so far (its last lines), for a failure message. */
     String stderrTail() {
         try {
-            List<String> all = java.nio.file.Files.readAllLines(stderr, StandardCharsets.UTF_8);
+            List<String> all = Files.readAllLines(stderr, StandardCharsets.UTF_8);
             return String.join("\n", all.subList(Math.max(0, all.size() - 30), all.size()));
         } catch (IOException e) {
             return "(no stderr: " + e.getMessage() + ")";
         }
     }
 
-    /** The next line, or null after {@code timeoutMillis}. */
+    /** The next complete line the writer printed, or null after {@code timeoutMillis}. */
     String nextLine(long timeoutMillis) throws InterruptedException {
-        return lines.poll(timeoutMillis, TimeUnit.MILLISECONDS);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (true) {
+            List<String> lines = completeLines();
+            if (lines.size() > consumed) {
+                return lines.get(consumed++);
+            }
+            if (System.nanoTime() >= deadline) {
+                return null;
+            }
+            Thread.sleep(POLL_MS);
+        }
     }
 
     /** SIGKILLs the child, reaps it, and returns the last complete line it printed (or null). */
@@ -62,13 +68,26 @@ final class ChildJvm implements AutoCloseable {
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
             throw new IllegalStateException("crash writer did not die within 30 s of SIGKILL");
         }
-        pump.join(10_000);
-        String last = null;
-        String l;
-        while ((l = lines.poll()) != null) {
-            last = l;
+        List<String> lines = completeLines();
+        consumed = lines.size();
+        return lines.isEmpty() ? null : lines.get(lines.size() - 1);
+    }
+
+    /** The lines ended by a newline; a line cut by the kill is not one. */
+    private List<String> completeLines() {
+        String text;
+        try {
+            text = Files.readString(stdout, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the crash writer's output " + stdout.getFileName(), e);
         }
-        return last;
+        List<String> lines = new ArrayList<>();
+        int start = 0;
+        for (int nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+            lines.add(text.substring(start, nl));
+            start = nl + 1;
+        }
+        return lines;
     }
 
     @Override
