@@ -368,6 +368,16 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
     }
 
+    /** The GRANT statement for the offsets table, ready to paste, or nothing when a name cannot be quoted. */
+    private String offsetsGrant() {
+        try {
+            return " (GRANT SELECT, INSERT, UPDATE ON " + PostgresDialect.quote(config.tableSchema()) + "."
+                    + PostgresDialect.quote(config.offsetsTableName()) + " TO " + PostgresDialect.quote(config.connectionUser()) + ")";
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
     private ConnectException fatal(String doing, SQLException e, int retries) {
         String state = SqlErrors.state(e);
         String detail = SqlErrors.describe(e);
@@ -376,7 +386,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         String advice;
         if ("42501".equals(state)) {
             advice = "grant the user " + config.connectionUser() + " SELECT, INSERT, UPDATE on the offsets table "
-                    + config.tableSchema() + "." + config.offsetsTableName() + " and the target tables (DELETE too with "
+                    + config.tableSchema() + "." + config.offsetsTableName() + offsetsGrant() + " and the target tables (DELETE too with "
                     + ExactlyOnceJdbcSinkConfig.DELETE_ENABLED + "), and CREATE on the schema if tables must be created; then restart the task";
         } else if ("42P01".equals(state)) {
             advice = "create the target table, or set " + ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION + "=BASIC";

@@ -388,6 +388,7 @@ class ExactlyOnceJdbcSinkTaskTest {
                     .isInstanceOf(ConnectException.class)
                     .hasMessageContaining("42501")
                     .hasMessageContaining("grant the user " + role + " SELECT, INSERT, UPDATE on the offsets table public." + offsetsTable)
+                    .hasMessageContaining("GRANT SELECT, INSERT, UPDATE ON \"public\".\"" + offsetsTable + "\" TO \"" + role + "\"")
                     .hasMessageNotContaining(password);
         }
         db.execute("GRANT SELECT, INSERT, UPDATE ON " + offsetsTable + " TO " + role);
