@@ -237,9 +237,11 @@ public final class Replica implements AutoCloseable {
     }
 
     /**
-     * Throws when the slot no longer continues the stored history. Called by the offset store each time the
-     * connector (re)starts streaming, including Debezium's own retries, before it could recreate a missing
-     * slot and carry on past the gap. A source that cannot be reached now is left to the connector's retries.
+     * Throws when the slot no longer continues the stored history. Called by the offset store whenever
+     * Debezium reads the stored offsets: each time the connector (re)starts streaming, including its own
+     * retries, before it could recreate a missing slot and carry on past the gap, and also on its offset
+     * commits, so each check costs one query of the slot. A source that cannot be reached now is left to the
+     * connector's retries.
      */
     void verifyResumable() {
         StartupChecks.SourceState source;

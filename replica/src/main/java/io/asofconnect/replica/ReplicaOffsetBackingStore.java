@@ -47,8 +47,8 @@ public final class ReplicaOffsetBackingStore implements OffsetBackingStore {
 
     /**
      * Called whenever the connector (re)starts its streaming, also after Debezium's own retries that we do not
-     * see otherwise: the moment to make sure the slot still continues the stored history, before the
-     * connector would recreate a missing slot and carry on past a gap.
+     * see otherwise (and on its offset commits too): the moment to make sure the slot still continues the
+     * stored history, before the connector would recreate a missing slot and carry on past a gap.
      */
     @Override
     public Future<Map<ByteBuffer, ByteBuffer>> get(Collection<ByteBuffer> keys) {
