@@ -57,7 +57,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                 .define(CONNECTION_URL, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, new JdbcUrlValidator(), Importance.HIGH,
                         "The target database, as jdbc:postgresql://host:port/database. Driver properties that load classes or"
                                 + " write files (socketFactory, sslfactory, sslhostnameverifier, sslpasswordcallback,"
-                                + " authenticationPluginClassName, loggerFile, loggerLevel) and passwords are refused;"
+                                + " authenticationPluginClassName, xmlFactoryFactory, loggerFile, loggerLevel) and passwords are refused;"
                                 + " use sslmode=verify-full in production (disable, allow and prefer log a warning).",
                         G_CONNECTION, ++c, ConfigDef.Width.LONG, "JDBC URL")
                 .define(CONNECTION_USER, Type.STRING, null, OptionalText.nonBlank("a Postgres role name"), Importance.HIGH,

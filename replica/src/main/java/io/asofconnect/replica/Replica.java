@@ -145,6 +145,13 @@ public final class Replica implements AutoCloseable {
                 fresh = true;
             }
         }
+        if (!fresh && !store.offsets().isEmpty() && snapshotInterrupted()) {
+            // The rows of the interrupted run were read earlier than the new run's: a row deleted in between
+            // would stay in the store with no delete ever streamed (its LSN lies before the new snapshot), so
+            // the store starts over empty.
+            replaceStore();
+            fresh = true;
+        }
         boolean historyPending;
         if (fresh) {
             // The watermark tracker outlives the store and may carry the old store's watermark: until the new
@@ -152,7 +159,7 @@ public final class Replica implements AutoCloseable {
             store.setHistoryStart(Long.MAX_VALUE);
             historyPending = true;
         } else if (!store.offsets().isEmpty()) {
-            historyPending = snapshotInterrupted() || historyPendingMeta();
+            historyPending = historyPendingMeta();
         } else {
             // A new store; a slot that already exists has passed changes we will not see, so the snapshot's rows
             // speak for "now", not for earlier times. The same holds for rows stamped with the snapshot's time.
@@ -176,9 +183,9 @@ public final class Replica implements AutoCloseable {
     /** Whether the stored offsets stop inside the initial snapshot, which the connector then takes again. */
     private boolean snapshotInterrupted() {
         boolean interrupted = GapDetector.snapshotIncomplete(offsetCodec, store);
-        if (interrupted && !historyPendingMeta()) {
-            LOG.info("Replica {}: the initial snapshot was interrupted; it is taken again and the history starts after it",
-                    config.name());
+        if (interrupted) {
+            LOG.info("Replica {}: the initial snapshot was interrupted; the store starts over empty, the snapshot is taken"
+                    + " again and the history starts after it", config.name());
         }
         return interrupted;
     }
@@ -186,11 +193,11 @@ public final class Replica implements AutoCloseable {
     /**
      * Debezium retries a failed snapshot inside its task, with no engine failure that {@link #restart} would
      * see: the rows of the new run arrive with another snapshot LSN than the stored offsets, which stop inside
-     * the interrupted run. The new run reads the tables later, so the rule of {@link #continueHistory} for an
-     * interrupted snapshot applies; the mark is written before the batch, into the commit that applies it.
+     * the interrupted run. The new run must not be applied on top of the old run's rows (see
+     * {@link #continueHistory}), so the batch fails the engine and {@link #restart} starts the store over.
      */
     private void noteSnapshotRetried(List<RecordChangeEvent<SourceRecord>> records) {
-        if (historyPendingMeta() || !GapDetector.snapshotIncomplete(offsetCodec, store)) {
+        if (!GapDetector.snapshotIncomplete(offsetCodec, store)) {
             return;
         }
         for (RecordChangeEvent<SourceRecord> event : records) {
@@ -200,8 +207,9 @@ public final class Replica implements AutoCloseable {
                 boolean sameRun = store.offsets().values().stream().map(offsetCodec::decodeValue)
                         .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
                 if (!sameRun) {
-                    snapshotInterrupted();
-                    store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
+                    throw new ConnectException("replica '" + config.name() + "': the initial snapshot was interrupted and"
+                            + " is being taken again; restarting the capture with an empty store so that rows of the"
+                            + " interrupted run cannot outlive their deletion");
                 }
                 return;
             }
@@ -220,6 +228,7 @@ public final class Replica implements AutoCloseable {
      * that holds no history yet.
      */
     private void replaceStore() {
+        VersionStore replaced = store;
         RetiringLookup old = lookup;
         lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
         if (old != null) {
@@ -230,10 +239,16 @@ public final class Replica implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.debug("Replica {}: closing the store to be quarantined failed", config.name(), e);
         }
-        store = null;
-        Path aside = Quarantine.moveAside(config.storeFile());
-        LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
-        store = openStore();
+        try {
+            Path aside = Quarantine.moveAside(config.storeFile());
+            LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
+            store = openStore();
+        } catch (RuntimeException e) {
+            // The closed store stays current and marked damaged, so the next restart tries the replacement again.
+            damagedStore.set(replaced);
+            throw new ConnectException("replica '" + config.name() + "': cannot replace the store file in " + ReplicaConfig.PATH
+                    + " (" + e.getMessage() + "); free disk space or fix the directory's permissions, the replica retries", e);
+        }
     }
 
     /**
@@ -316,6 +331,11 @@ public final class Replica implements AutoCloseable {
             }
             StartupChecks.SourceState source = checks.sourceState();
             VersionStore before = store;
+            VersionStore marked = damagedStore.get();
+            if (marked != null && marked != store) {
+                // Marked by a lookup that still held a store replaced since: nothing left to heal there.
+                damagedStore.compareAndSet(marked, null);
+            }
             boolean heal = damagedStore.get() == store;
             if (heal) {
                 LOG.warn("Replica {}: the store is damaged ({}); quarantining it and taking a new snapshot, lookups answer"
@@ -373,9 +393,11 @@ public final class Replica implements AutoCloseable {
      * engine's failure already did or the store was replaced meanwhile.
      */
     private void lookupFoundDamage(VersionStore damaged, StoreCorruptedException e) {
-        if (damaged != store || !markDamaged(damaged) || health.get().state() == ReplicaHealth.State.RESTARTING) {
+        if (damaged != store || !markDamaged(damaged)) {
             return;
         }
+        // Scheduled even while a restart runs: that one may have passed its damage check already; restart() is
+        // synchronized, so this one follows it and heals.
         health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "a lookup found the store damaged: " + e.what()
                 + "; rebuilding", Optional.of(e)));
         try {

@@ -111,8 +111,11 @@ public final class ReplicaConfig extends AbstractConfig {
             "(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
     private static final Pattern IPV4 = Pattern.compile("(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])");
     private static final Pattern BRACKETED_IPV6 = Pattern.compile("\\[[0-9A-Fa-f:.]{2,45}]");
-    /** Characters that would end the database part of a JDBC URL that Debezium builds without encoding. */
-    private static final Pattern URL_SAFE_DBNAME = Pattern.compile("(?=.*\\S)[^?&#/\\\\%\\p{Cntrl}]+");
+    /**
+     * Characters that would end the database part of a JDBC URL that Debezium builds without encoding, and
+     * {@code +}, which pgjdbc decodes to a space there while our encoded URL keeps it (two databases).
+     */
+    private static final Pattern URL_SAFE_DBNAME = Pattern.compile("(?=.*\\S)[^?&#/\\\\%+\\p{Cntrl}]+");
 
     private static final EnumOption<ValidFrom> VALID_FROM_VALUES = EnumOption.of(ValidFrom.class);
     private static final EnumOption<SnapshotValidFrom> SNAPSHOT_VALID_FROM_VALUES = EnumOption.of(SnapshotValidFrom.class);
@@ -141,9 +144,9 @@ public final class ReplicaConfig extends AbstractConfig {
                         "Password of replica.database.user. Use a config provider reference such as ${file:...} rather than the clear text.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Password")
                 .define(DBNAME, Type.STRING, null, nullOr(patternValidator(URL_SAFE_DBNAME,
-                                "a database name, not blank, without '?', '&', '#', '/', '\\', '%' or control characters")), Importance.HIGH,
+                                "a database name, not blank, without '?', '&', '#', '/', '\\', '%', '+' or control characters")), Importance.HIGH,
                         "Database that holds the tables. Required when this connector defines the replica. Debezium puts it into a"
-                                + " JDBC URL as it is, hence the characters that would end the URL's path are refused.",
+                                + " JDBC URL as it is, hence the characters that would end the URL's path, or that the driver decodes there ('+'), are refused.",
                         g, ++o, ConfigDef.Width.MEDIUM, "Database")
                 .define(SSL_MODE, Type.STRING, DEFAULT_SSL_MODE, JdbcDriverProperties.sslModeValidator(), Importance.MEDIUM,
                         "TLS mode of every connection to the source (the capture engine's and the replica's own), as pgjdbc's sslmode: "

@@ -12,7 +12,8 @@ import java.util.Set;
  * every place a config reaches the driver (the sink's URL, the replica's Debezium pass-through), because a
  * connector config is often editable by people who must not get code execution on the worker: pgjdbc
  * instantiates the classes named in {@code socketFactory}, {@code sslfactory}, {@code sslhostnameverifier},
- * {@code sslpasswordcallback} and {@code authenticationPluginClassName}, and writes where {@code loggerFile}
+ * {@code sslpasswordcallback}, {@code authenticationPluginClassName} and {@code xmlFactoryFactory} (whose
+ * {@code LEGACY_INSECURE} value also turns on XML external entities), and writes where {@code loggerFile}
  * points ({@code loggerLevel} turns that logging on).
  */
 public final class JdbcDriverProperties {
@@ -22,7 +23,8 @@ public final class JdbcDriverProperties {
             "sslfactory", "sslfactoryarg",
             "sslhostnameverifier", "sslpasswordcallback",
             "authenticationpluginclassname",
-            "loggerfile", "loggerlevel");
+            "loggerfile", "loggerlevel",
+            "xmlfactoryfactory");
 
     /** pgjdbc's {@code sslmode} values, weakest first. */
     public static final List<String> SSL_MODES = List.of("disable", "allow", "prefer", "require", "verify-ca", "verify-full");
