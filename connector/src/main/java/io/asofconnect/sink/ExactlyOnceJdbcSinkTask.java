@@ -236,11 +236,22 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     /**
      * Flushes, then reports exactly what the target has committed, never more. While a failed write waits for
      * its retry, it does not write: retries are {@code put}'s redeliveries, spaced by {@code retry.backoff.ms}, and
-     * offset commits in between must not use up {@code max.retries}.
+     * offset commits in between must not use up {@code max.retries}. It does re-read the offsets rows then (a
+     * read, not an attempt): a task frozen past its session learns here that it was fenced, and stops saying so,
+     * even when Connect takes its partitions away before any redelivery would have told it.
      */
     @Override
     public synchronized Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
-        if (failure == null && !retryPending) {
+        if (failure == null && retryPending && !partitions.isEmpty()) {
+            try {
+                writer.reconcile(partitions.values());
+                retryPending = false;
+            } catch (SQLException e) {
+                log.debug("Offsets rows not re-read before the offset commit ({}); the next put retries", SqlErrors.describe(e));
+            } catch (ConnectException e) {
+                fail(e);
+            }
+        } else if (failure == null && !retryPending) {
             try {
                 flushBuffered();
             } catch (RetriableException e) {
