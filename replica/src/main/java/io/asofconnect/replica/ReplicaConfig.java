@@ -153,7 +153,8 @@ public final class ReplicaConfig extends AbstractConfig {
                                 + String.join(", ", JdbcDriverProperties.SSL_MODES) + ". The default, " + DEFAULT_SSL_MODE + " (Debezium's"
                                 + " and pgjdbc's), falls back to an unencrypted connection and does not check the server; disable, allow and"
                                 + " prefer log a warning at start. Use verify-full in production (the CA via "
-                                + DEBEZIUM_PREFIX + "database.sslrootcert).", g, ++o, ConfigDef.Width.SHORT, "TLS mode")
+                                + DEBEZIUM_PREFIX + "database.sslrootcert; sslcert, sslkey and sslpassword likewise, all used by every"
+                                + " connection).", g, ++o, ConfigDef.Width.SHORT, "TLS mode")
                 .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
                         "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
                         g, ++o, ConfigDef.Width.SHORT, "Connect timeout")

@@ -12,6 +12,8 @@ import java.util.Properties;
  * management, each bounded by {@code replica.database.connect.timeout.ms}.
  */
 public final class PgConnector {
+    /** pgjdbc's TLS file options, which Debezium takes as {@code database.<name>}. */
+    static final java.util.List<String> TLS_FILE_PROPERTIES = java.util.List.of("sslrootcert", "sslcert", "sslkey", "sslpassword");
     private final ReplicaConfig config;
 
     public PgConnector(ReplicaConfig config) {
@@ -19,6 +21,17 @@ public final class PgConnector {
     }
 
     public Connection open(String purpose) throws SQLException {
+        Properties p = properties(purpose);
+        // The driver is in our plugin class loader, which DriverManager does not search on its own.
+        Connection c = new org.postgresql.Driver().connect(config.jdbcUrl(), p);
+        if (c == null) {
+            throw new SQLException("the Postgres driver did not accept the URL", "08001");
+        }
+        return c;
+    }
+
+    /** The driver properties of a connection for {@code purpose}. */
+    Properties properties(String purpose) {
         Properties p = new Properties();
         p.setProperty("user", config.user());
         if (config.password() != null) {
@@ -29,13 +42,16 @@ public final class PgConnector {
         p.setProperty("loginTimeout", Integer.toString(seconds));
         p.setProperty("socketTimeout", Integer.toString(Math.max(seconds * 3, 30)));
         p.setProperty("sslmode", config.sslMode());
-        p.setProperty("ApplicationName", "asof-connect " + purpose + " (" + config.name() + ")");
-        // The driver is in our plugin class loader, which DriverManager does not search on its own.
-        Connection c = new org.postgresql.Driver().connect(config.jdbcUrl(), p);
-        if (c == null) {
-            throw new SQLException("the Postgres driver did not accept the URL", "08001");
+        // The TLS files given to Debezium serve the replica's own connections too, or verify-full with a private CA
+        // would verify the capture engine's connection and fail the start-up checks and the prober.
+        for (String tls : TLS_FILE_PROPERTIES) {
+            String value = config.debeziumOverrides().get("database." + tls);
+            if (value != null) {
+                p.setProperty(tls, value);
+            }
         }
-        return c;
+        p.setProperty("ApplicationName", "asof-connect " + purpose + " (" + config.name() + ")");
+        return p;
     }
 
     /** Opens a connection or fails with a message that names the server and what to check. */
