@@ -109,6 +109,17 @@ class CaptureHeldBackOffsetTest {
         assertThat(storedLsn()).isEqualTo(130);
     }
 
+    @Test
+    void aHistoryStartedBySnapshotIsNotEarlierThanTheSnapshotsLastRead() throws Exception {
+        store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
+        store.commit();
+        // The probe's time minus the safety margin (4,950) lies before the snapshot's reads (9,000): a commit just
+        // before those reads is in the snapshot rows, so no time before them may be answered from those rows.
+        apply(snapshotRow(50, 1, 9_000L), snapshotRow(50, 2, 8_000L), probe(120));
+        assertThat(store.historyStart()).isEqualTo(9_000L);
+        assertThat(store.watermark()).isLessThan(9_000L);
+    }
+
     private void apply(SourceRecord... records) throws InterruptedException {
         List<RecordChangeEvent<SourceRecord>> batch = new ArrayList<>();
         for (SourceRecord r : records) {
@@ -154,13 +165,21 @@ class CaptureHeldBackOffsetTest {
     }
 
     private static SourceRecord snapshotRow(long lsn, int id) {
+        return snapshotRow(lsn, id, 1L);
+    }
+
+    private static SourceRecord snapshotRow(long lsn, int id, long readAt) {
         Map<String, Object> off = new HashMap<>(offset(lsn));
         off.put("snapshot", "INITIAL");
-        return change(lsn, id, "true", off);
+        return change(lsn, id, "true", off, readAt);
     }
 
     private static SourceRecord change(long lsn, int id, String snapshot, Map<String, Object> offset) {
-        Struct source = new Struct(SOURCE).put("schema", "public").put("table", "t").put("lsn", lsn).put("ts_ms", 1L).put("snapshot", snapshot);
+        return change(lsn, id, snapshot, offset, 1L);
+    }
+
+    private static SourceRecord change(long lsn, int id, String snapshot, Map<String, Object> offset, long tsMs) {
+        Struct source = new Struct(SOURCE).put("schema", "public").put("table", "t").put("lsn", lsn).put("ts_ms", tsMs).put("snapshot", snapshot);
         Struct value = new Struct(ENVELOPE).put("op", snapshot == null ? "c" : "r").put("source", source)
                 .put("after", new Struct(ENVELOPE.field("after").schema()).put("id", id));
         return new SourceRecord(PARTITION, offset, "t", KEY, new Struct(KEY).put("id", id), ENVELOPE, value);

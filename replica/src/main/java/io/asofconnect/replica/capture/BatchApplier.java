@@ -39,6 +39,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private static final Logger LOG = LoggerFactory.getLogger(BatchApplier.class);
     /** Meta key: set while the history start still has to be raised to the first watermark after a snapshot. */
     public static final String META_HISTORY_START_PENDING = "replica.history.start.pending";
+    /** Meta key: the latest time at which the snapshot read a row (its source {@code ts_ms}). */
+    static final String META_SNAPSHOT_READ_UNTIL = "replica.snapshot.read.until";
 
     private final VersionStore store;
     private final WatermarkTracker tracker;
@@ -77,11 +79,12 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         Map<SameLsn, Integer> ordinals = new HashMap<>();
         HeldBack held = heldBack(records);
         int settled = held.settled();
+        long snapshotRead = Long.MIN_VALUE;
         try {
             for (int i = 0; i < records.size(); i++) {
                 SourceRecord r = records.get(i).record();
                 if (ChangeEventMapper.isRowChange(r)) {
-                    apply(r, ordinals);
+                    snapshotRead = Math.max(snapshotRead, apply(r, ordinals));
                 } else {
                     long probe = probeTime(r);
                     if (probe != Long.MIN_VALUE) {
@@ -95,13 +98,21 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             for (Map.Entry<Map<String, ?>, Map<String, ?>> e : lastOffsets.entrySet()) {
                 store.putOffset(offsets.key(e.getKey()), offsets.value(e.getValue()));
             }
+            long readUntil = store.meta(META_SNAPSHOT_READ_UNTIL).map(Long::parseLong).orElse(Long.MIN_VALUE);
+            if (snapshotRead > readUntil) {
+                readUntil = snapshotRead;
+                store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(readUntil));
+            }
             if (watermark > store.watermark()) {
                 store.setWatermark(watermark);
                 if (store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false)) {
-                    // Rows of a snapshot taken now reflect the source as of now, not as of earlier times.
-                    store.setHistoryStart(watermark);
+                    // Rows of a snapshot taken now reflect the source as of now, not as of earlier times. The first
+                    // watermark is a probe's time minus the safety margin, which can lie before a commit the snapshot
+                    // already holds; no such commit is later than the snapshot's reads, so the later of the two.
+                    long start = Math.max(watermark, readUntil);
+                    store.setHistoryStart(start);
                     store.setMeta(META_HISTORY_START_PENDING, "false");
-                    LOG.info("History of the replica starts at {} (first watermark after the snapshot)", watermark);
+                    LOG.info("History of the replica starts at {} (first watermark after the snapshot, or its last read)", start);
                 }
             }
             maybePrune(watermark);
@@ -163,7 +174,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private record SameLsn(String table, Long lsn, RowKey key) {
     }
 
-    private void apply(SourceRecord r, Map<SameLsn, Integer> ordinals) {
+    /** Applies one row change; returns the time a snapshot row was read, or {@link Long#MIN_VALUE} for a change. */
+    private long apply(SourceRecord r, Map<SameLsn, Integer> ordinals) {
         Struct source = ((Struct) r.value()).getStruct("source");
         RowKey key = ChangeEventMapper.key(r);
         int ordinal = ordinals.merge(new SameLsn(ChangeEventMapper.table(r), source.getInt64("lsn"), key), 1, Integer::sum) - 1;
@@ -171,9 +183,11 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         store.put(c.table(), c.key(), c.version());
         if (c.snapshot()) {
             snapshotRecords++;
-        } else {
-            changeRecords++;
+            Long read = source.schema().field("ts_ms") == null ? null : source.getInt64("ts_ms");
+            return read == null ? Long.MIN_VALUE : read;
         }
+        changeRecords++;
+        return Long.MIN_VALUE;
     }
 
     /** The probe time carried by one of our logical decoding messages, or {@link Long#MIN_VALUE}. */
