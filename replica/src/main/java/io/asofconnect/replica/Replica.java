@@ -143,14 +143,13 @@ public final class Replica implements AutoCloseable {
                 LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
                 replaceStore();
                 fresh = true;
+            } else if (snapshotInterrupted()) {
+                // The rows of the interrupted run were read earlier than the new run's: a row deleted in between
+                // would stay in the store with no delete ever streamed (its LSN lies before the new snapshot), so
+                // the store starts over empty.
+                replaceStore();
+                fresh = true;
             }
-        }
-        if (!fresh && !store.offsets().isEmpty() && snapshotInterrupted()) {
-            // The rows of the interrupted run were read earlier than the new run's: a row deleted in between
-            // would stay in the store with no delete ever streamed (its LSN lies before the new snapshot), so
-            // the store starts over empty.
-            replaceStore();
-            fresh = true;
         }
         boolean historyPending;
         if (fresh) {
@@ -197,12 +196,13 @@ public final class Replica implements AutoCloseable {
      * {@link #continueHistory}), so the batch fails the engine and {@link #restart} starts the store over.
      */
     private void noteSnapshotRetried(List<RecordChangeEvent<SourceRecord>> records) {
-        if (!GapDetector.snapshotIncomplete(offsetCodec, store)) {
-            return;
-        }
         for (RecordChangeEvent<SourceRecord> event : records) {
             SourceRecord r = event.record();
             if (r.value() instanceof Struct v && v.schema().field("op") != null && "r".equals(v.getString("op"))) {
+                // Only a batch with snapshot rows decodes the stored offsets: streaming batches pass untouched.
+                if (!GapDetector.snapshotIncomplete(offsetCodec, store)) {
+                    return;
+                }
                 Object lsn = r.sourceOffset() == null ? null : r.sourceOffset().get("lsn");
                 boolean sameRun = store.offsets().values().stream().map(offsetCodec::decodeValue)
                         .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
@@ -229,11 +229,7 @@ public final class Replica implements AutoCloseable {
      */
     private void replaceStore() {
         VersionStore replaced = store;
-        RetiringLookup old = lookup;
-        lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
-        if (old != null) {
-            old.retire();
-        }
+        answerWithoutHistory();
         try {
             store.close();
         } catch (RuntimeException e) {
@@ -378,14 +374,19 @@ public final class Replica implements AutoCloseable {
         if (damaged == null || !damagedStore.compareAndSet(null, damaged)) {
             return false;
         }
-        RetiringLookup old = lookup;
         if (store == damaged) {
-            lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
-            if (old != null) {
-                old.retire();
-            }
+            answerWithoutHistory();
         }
         return true;
+    }
+
+    /** Publishes a lookup that answers no time from any store, and retires the one it replaces. */
+    private void answerWithoutHistory() {
+        RetiringLookup old = lookup;
+        lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
+        if (old != null) {
+            old.retire();
+        }
     }
 
     /**

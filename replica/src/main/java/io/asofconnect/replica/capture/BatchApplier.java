@@ -98,10 +98,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             for (Map.Entry<Map<String, ?>, Map<String, ?>> e : lastOffsets.entrySet()) {
                 store.putOffset(offsets.key(e.getKey()), offsets.value(e.getValue()));
             }
-            long readUntil = store.meta(META_SNAPSHOT_READ_UNTIL).map(Long::parseLong).orElse(Long.MIN_VALUE);
-            if (snapshotRead > readUntil) {
-                readUntil = snapshotRead;
-                store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(readUntil));
+            if (snapshotRead != Long.MIN_VALUE && snapshotRead > snapshotReadUntil()) {
+                store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(snapshotRead));
             }
             if (watermark > store.watermark()) {
                 store.setWatermark(watermark);
@@ -109,7 +107,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
                     // Rows of a snapshot taken now reflect the source as of now, not as of earlier times. The first
                     // watermark is a probe's time minus the safety margin, which can lie before a commit the snapshot
                     // already holds; no such commit is later than the snapshot's reads, so the later of the two.
-                    long start = Math.max(watermark, readUntil);
+                    long start = Math.max(watermark, snapshotReadUntil());
                     store.setHistoryStart(start);
                     store.setMeta(META_HISTORY_START_PENDING, "false");
                     LOG.info("History of the replica starts at {} (first watermark after the snapshot, or its last read)", start);
@@ -168,6 +166,11 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     /** The LSN in a record's source offset, or null. */
     private static Long offsetLsn(SourceRecord r) {
         return r.sourceOffset() != null && r.sourceOffset().get("lsn") instanceof Number n ? n.longValue() : null;
+    }
+
+    /** The latest time the snapshot read a row, as stored, or {@link Long#MIN_VALUE}. */
+    private long snapshotReadUntil() {
+        return store.meta(META_SNAPSHOT_READ_UNTIL).map(Long::parseLong).orElse(Long.MIN_VALUE);
     }
 
     /** One key at one LSN: the changes sharing it within a batch are numbered in batch order. */
