@@ -242,16 +242,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
      */
     @Override
     public synchronized Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
-        if (failure == null && retryPending && !partitions.isEmpty()) {
-            try {
-                writer.reconcile(partitions.values());
-                retryPending = false;
-            } catch (SQLException e) {
-                log.debug("Offsets rows not re-read before the offset commit ({}); the next put retries", SqlErrors.describe(e));
-            } catch (ConnectException e) {
-                fail(e);
-            }
-        } else if (failure == null && !retryPending) {
+        if (failure == null && retryPending) {
+            rereadOffsetsRows();
+        } else if (failure == null) {
             try {
                 flushBuffered();
             } catch (RetriableException e) {
@@ -269,9 +262,25 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         return committed;
     }
 
+    /** Learns from the offsets rows what the failed write committed, or that this task was fenced (it then stops). */
+    private void rereadOffsetsRows() {
+        if (partitions.isEmpty()) {
+            return;
+        }
+        try {
+            writer.reconcile(partitions.values());
+            retryPending = false;
+        } catch (SQLException e) {
+            log.debug("Offsets rows not re-read before the offset commit ({}); the next put retries", SqlErrors.describe(e));
+        } catch (ConnectException e) {
+            fail(e);
+        }
+    }
+
     /**
      * Forgets revoked partitions and their buffered records: nothing more is written for them from the moment
-     * close is called, even by a flush already in progress on another thread (it rolls back). A partition this
+     * close is called. Connect calls close on the task's own thread, between puts; marking the partitions before
+     * taking the task's lock also keeps a flush running on any other thread from committing them (it rolls back). A partition this
      * task had paused is remembered, to be resumed if it is assigned again.
      */
     @Override

@@ -9,9 +9,10 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * The partitions whose {@code close} has begun, shared by the thread closing them and a thread that may be
- * flushing. A flush commits only while none of its partitions is marked, and marking waits for a commit in
- * progress: once a partition is marked, no transaction that writes it commits.
+ * The partitions whose {@code close} has begun. A flush commits only while none of its partitions is marked, and
+ * marking waits for a commit in progress: once a partition is marked, no transaction that writes it commits.
+ * Connect runs put, preCommit and close on one thread, so this is a guard for any other caller; what keeps a
+ * task that lost its partitions from committing across workers is the epoch on the offsets row.
  */
 final class Revocations {
     private final Set<TopicPartition> revoked = new HashSet<>();
