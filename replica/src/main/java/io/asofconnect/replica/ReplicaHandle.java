@@ -71,6 +71,11 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     }
 
     @Override
+    public long sourceNow() {
+        return lookup().sourceNow();
+    }
+
+    @Override
     public long historyStart() {
         return lookup().historyStart();
     }

@@ -71,6 +71,12 @@ final class RetiringLookup implements VersionLookup {
     }
 
     @Override
+    public long sourceNow() {
+        // A clock reading, not a store read: valid after retirement too.
+        return delegate.sourceNow();
+    }
+
+    @Override
     public long historyStart() {
         return read(delegate::historyStart);
     }

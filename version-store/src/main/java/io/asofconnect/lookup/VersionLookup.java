@@ -51,6 +51,13 @@ public interface VersionLookup {
      */
     boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException;
 
+    /**
+     * Now, in epoch millis on the clock of the source database, the clock of the {@linkplain #watermark()
+     * watermark} and of commit times; never behind it. A reader that needs every change committed before now
+     * waits for {@code watermark() >= sourceNow()} taken now (read-your-writes).
+     */
+    long sourceNow();
+
     /** The earliest time a lookup can be answered for; earlier times are {@link LookupResult.OutOfHistory}. */
     long historyStart();
 

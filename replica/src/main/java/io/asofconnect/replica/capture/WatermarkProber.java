@@ -1,10 +1,12 @@
 package io.asofconnect.replica.capture;
 
+import io.asofconnect.replica.store.WatermarkTracker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -19,18 +21,25 @@ import java.util.concurrent.TimeUnit;
  */
 public final class WatermarkProber implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WatermarkProber.class);
-    /** Epoch millis, computed by the server so the probe and the commit timestamps share one clock. */
-    private static final String EMIT = "SELECT pg_logical_emit_message(false, ?, floor(extract(epoch from clock_timestamp()) * 1000)::bigint::text)";
+    /**
+     * Epoch millis, computed by the server so the probe and the commit timestamps share one clock; the same
+     * reading is returned, so that readers can tell the time on that clock (see {@link WatermarkTracker#sourceNow}).
+     */
+    private static final String EMIT = "SELECT t, pg_logical_emit_message(false, ?, t::text)"
+            + " FROM (SELECT floor(extract(epoch from clock_timestamp()) * 1000)::bigint AS t) now";
 
     private final PgConnector connector;
     private final String prefix;
     private final long intervalMs;
     private final ScheduledExecutorService timer;
+    private final WatermarkTracker clock;
     private Connection connection;
     private volatile String lastError;
 
-    public WatermarkProber(PgConnector connector, String replicaName, long intervalMs) {
+    /** @param clock told each probe's reading of the source's clock */
+    public WatermarkProber(PgConnector connector, String replicaName, long intervalMs, WatermarkTracker clock) {
         this.connector = connector;
+        this.clock = clock;
         this.prefix = prefixFor(replicaName);
         this.intervalMs = intervalMs;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -63,7 +72,11 @@ public final class WatermarkProber implements AutoCloseable {
             try (PreparedStatement ps = connection.prepareStatement(EMIT)) {
                 ps.setString(1, prefix);
                 ps.setQueryTimeout((int) Math.max(1, intervalMs / 1000 * 5));
-                ps.execute();
+                long sentAt = System.currentTimeMillis();
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    clock.observeSourceClock(rs.getLong(1), sentAt);
+                }
             }
             if (lastError != null) {
                 LOG.info("Watermark probes for {} go through again", prefix);

@@ -91,6 +91,11 @@ public final class StoreBackedLookup implements VersionLookup {
     }
 
     @Override
+    public long sourceNow() {
+        return watermark.sourceNow();
+    }
+
+    @Override
     public long historyStart() {
         return store.historyStart();
     }
