@@ -116,7 +116,7 @@ public final class Replica implements AutoCloseable {
         applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
         ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
-        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs());
+        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs(), tracker);
         prober.start();
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
@@ -550,6 +550,11 @@ public final class Replica implements AutoCloseable {
         }
 
         @Override
+        public long sourceNow() {
+            return watermark.sourceNow();
+        }
+
+        @Override
         public long historyStart() {
             return Long.MAX_VALUE;
         }
@@ -606,6 +611,11 @@ public final class Replica implements AutoCloseable {
         @Override
         public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
             return delegate.awaitWatermark(timestamp, timeout);
+        }
+
+        @Override
+        public long sourceNow() {
+            return delegate.sourceNow();
         }
 
         @Override

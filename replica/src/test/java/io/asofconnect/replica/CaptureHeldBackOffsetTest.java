@@ -1,9 +1,11 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.replica.capture.BatchApplier;
 import io.asofconnect.replica.capture.OffsetCodec;
 import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.StoreBackedLookup;
 import io.asofconnect.replica.store.StoreOptions;
 import io.asofconnect.replica.store.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
@@ -23,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -49,6 +52,7 @@ class CaptureHeldBackOffsetTest {
     private MapDbVersionStore store;
     private OffsetCodec codec;
     private BatchApplier applier;
+    private WatermarkTracker tracker;
     private final List<SourceRecord> marked = new ArrayList<>();
 
     @BeforeEach
@@ -64,7 +68,8 @@ class CaptureHeldBackOffsetTest {
         ReplicaConfig config = new ReplicaConfig(p);
         store = MapDbVersionStore.open(dir.resolve("held.mapdb"), StoreOptions.defaults());
         codec = new OffsetCodec("held");
-        applier = new BatchApplier(config, store, new WatermarkTracker(Long.MIN_VALUE), codec, System::currentTimeMillis);
+        tracker = new WatermarkTracker(Long.MIN_VALUE);
+        applier = new BatchApplier(config, store, tracker, codec, System::currentTimeMillis);
     }
 
     @AfterEach
@@ -110,14 +115,32 @@ class CaptureHeldBackOffsetTest {
     }
 
     @Test
-    void aHistoryStartedBySnapshotIsNotEarlierThanTheSnapshotsLastRead() throws Exception {
+    void aHistoryStartedBySnapshotIsNotEarlierThanTheSnapshotsLastReadNorAboveTheWatermark() throws Exception {
         store.setMeta(BatchApplier.META_HISTORY_START_PENDING, "true");
+        store.setHistoryStart(Long.MAX_VALUE);
         store.commit();
         // The probe's time minus the safety margin (4,950) lies before the snapshot's reads (9,000): a commit just
-        // before those reads is in the snapshot rows, so no time before them may be answered from those rows.
-        apply(snapshotRow(50, 1, 9_000L), snapshotRow(50, 2, 8_000L), probe(120));
-        assertThat(store.historyStart()).isEqualTo(9_000L);
-        assertThat(store.watermark()).isLessThan(9_000L);
+        // before those reads is in the snapshot rows, so no time before them may be answered from those rows; and
+        // a history starting above the watermark would leave times at the watermark unanswerable. So neither the
+        // history start nor the watermark moves yet.
+        apply(snapshotRow(50, 1, 9_000L), snapshotRow(50, 2, 8_000L), probe(120, 5_000));
+        StoreBackedLookup lookup = new StoreBackedLookup(store, tracker, Set.of("public.t"));
+        if (tracker.get() > Long.MIN_VALUE) {
+            assertThat(lookup.asOf("public.t", RowKey.of(1), tracker.get())).as("a lookup at the published watermark")
+                    .isNotInstanceOf(LookupResult.OutOfHistory.class);
+        }
+        assertThat(lookup.asOf("public.t", RowKey.of(1), 9_050)).as("a time the history will cover is held")
+                .isInstanceOf(LookupResult.NotYetVisible.class);
+        assertThat(store.historyStart()).isEqualTo(Long.MAX_VALUE);
+        assertThat(store.watermark()).isEqualTo(Long.MIN_VALUE);
+        assertThat(tracker.get()).isEqualTo(Long.MIN_VALUE);
+        // The first probe past the last read starts the history at that very watermark.
+        apply(probe(130, 9_100));
+        assertThat(store.historyStart()).isEqualTo(9_050L);
+        assertThat(store.watermark()).isEqualTo(9_050L);
+        assertThat(tracker.get()).isEqualTo(9_050L);
+        assertThat(lookup.asOf("public.t", RowKey.of(1), tracker.get())).isInstanceOf(LookupResult.Found.class);
+        assertThat(store.meta(BatchApplier.META_HISTORY_START_PENDING)).contains("false");
     }
 
     private void apply(SourceRecord... records) throws InterruptedException {
@@ -186,8 +209,12 @@ class CaptureHeldBackOffsetTest {
     }
 
     private static SourceRecord probe(long lsn) {
+        return probe(lsn, 5_000);
+    }
+
+    private static SourceRecord probe(long lsn, long probeTime) {
         Struct m = new Struct(MESSAGE.field("message").schema()).put("prefix", "asof-connect.watermark.held")
-                .put("content", "5000".getBytes(StandardCharsets.UTF_8));
+                .put("content", Long.toString(probeTime).getBytes(StandardCharsets.UTF_8));
         return new SourceRecord(PARTITION, offset(lsn), "m", null, null, MESSAGE, new Struct(MESSAGE).put("op", "m").put("message", m));
     }
 

@@ -89,7 +89,7 @@ class CaptureSlotGapTest {
         p.put(ReplicaConfig.ON_GAP, "REBUILD");
         long beforeRebuild = System.currentTimeMillis();
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            ReplicaCaptureTest.catchUp(h);
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, table, RowKey.of(2), h.watermark());
             assertThat(h.replica().snapshotRecordsApplied()).as("a new snapshot").isEqualTo(2);
             assertThat(h.historyStart()).isGreaterThanOrEqualTo(beforeRebuild - 1000);
             assertThat(h.asOf(table, RowKey.of(2), beforeRebuild - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);

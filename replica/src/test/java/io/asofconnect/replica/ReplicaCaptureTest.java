@@ -12,6 +12,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -54,6 +55,31 @@ class ReplicaCaptureTest {
         long now = System.currentTimeMillis();
         assertThat(h.awaitWatermark(now, Duration.ofSeconds(60)))
                 .as("watermark reaches %d (health %s)", now, h.health()).isTrue();
+    }
+
+    /**
+     * {@link #catchUp}, asking for {@code key} at the watermark all along: after a rebuild, every watermark that
+     * moved past {@code before} (the watermark when the rebuild began) must answer, never OutOfHistory, since the
+     * history start of a rebuilt store must never lie above the watermark (a time between the two would be
+     * neither answerable nor ever answerable, and a reader would take it for pruned history). Keeps asking for
+     * two probe intervals past catching up, so a history start set late is seen too.
+     */
+    static void catchUpAnsweringAtEveryWatermark(ReplicaHandle h, String table, RowKey key, long before) throws InterruptedException {
+        long until = System.currentTimeMillis() + 2_500;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        int answered = 0;
+        while (h.watermark() < until) {
+            assertThat(System.nanoTime()).as("watermark reaches %d (health %s)", until, h.health()).isLessThan(deadline);
+            long w = h.watermark();
+            LookupResult r = h.asOf(table, key, w);
+            if (w > before) {
+                assertThat(r).as("lookup at the watermark %d (history start %d)", w, h.historyStart())
+                        .isNotInstanceOf(LookupResult.OutOfHistory.class);
+                answered++;
+            }
+            Thread.sleep(5);
+        }
+        assertThat(answered).as("lookups at a watermark past the rebuild").isPositive();
     }
 
     @Test

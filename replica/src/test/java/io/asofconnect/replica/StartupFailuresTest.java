@@ -3,6 +3,7 @@ package io.asofconnect.replica;
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.replica.store.MapDbVersionStore;
+import io.asofconnect.replica.store.OpenOutcome;
 import io.asofconnect.replica.store.StoreOptions;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -166,7 +167,7 @@ class StartupFailuresTest {
         p.put(ReplicaConfig.ON_GAP, "REBUILD");
         long beforeRebuild = System.currentTimeMillis();
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            ReplicaCaptureTest.catchUp(h);
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(2), h.watermark());
             assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
             assertThat(h.historyStart()).isGreaterThanOrEqualTo(beforeRebuild - 1000);
             assertThat(h.asOf("public.t", RowKey.of(1), beforeRebuild - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
@@ -192,10 +193,25 @@ class StartupFailuresTest {
             }
         }
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            ReplicaCaptureTest.catchUp(h);
+            assertThat(h.replica().store().openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REBUILT);
+            assertThat(h.replica().store().openOutcome().quarantined()).as("the damaged file is kept aside")
+                    .hasValueSatisfying(q -> {
+                        assertThat(q).exists();
+                        assertThat(q.getFileName().toString()).startsWith("corrupt.mapdb.quarantined-");
+                    });
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(1), h.watermark());
             assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
-            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE);
-            assertThat(h.asOf("public.t", RowKey.of(1), h.watermark())).isInstanceOf(LookupResult.Found.class);
+            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(h.watermark());
+            // The rebuilt store holds what the source holds now, read back through the lookup.
+            for (Map.Entry<Integer, String> row : Map.of(1, "one", 2, "two").entrySet()) {
+                LookupResult now = h.asOf("public.t", RowKey.of(row.getKey()), h.watermark());
+                assertThat(now).isInstanceOf(LookupResult.Found.class);
+                assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo(row.getValue());
+            }
+            assertThat(h.asOf("public.t", RowKey.of(3), h.watermark())).isInstanceOf(LookupResult.Absent.class);
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+            assertThat(files.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith("corrupt.mapdb.quarantined-"));
         }
     }
 

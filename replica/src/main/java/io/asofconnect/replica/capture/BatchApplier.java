@@ -102,15 +102,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
                 store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(snapshotRead));
             }
             if (watermark > store.watermark()) {
-                store.setWatermark(watermark);
-                if (store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false)) {
-                    // Rows of a snapshot taken now reflect the source as of now, not as of earlier times. The first
-                    // watermark is a probe's time minus the safety margin, which can lie before a commit the snapshot
-                    // already holds; no such commit is later than the snapshot's reads, so the later of the two.
-                    long start = Math.max(watermark, snapshotReadUntil());
-                    store.setHistoryStart(start);
-                    store.setMeta(META_HISTORY_START_PENDING, "false");
-                    LOG.info("History of the replica starts at {} (first watermark after the snapshot, or its last read)", start);
+                watermark = publishable(watermark);
+                if (watermark > store.watermark()) {
+                    store.setWatermark(watermark);
                 }
             }
             maybePrune(watermark);
@@ -166,6 +160,30 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     /** The LSN in a record's source offset, or null. */
     private static Long offsetLsn(SourceRecord r) {
         return r.sourceOffset() != null && r.sourceOffset().get("lsn") instanceof Number n ? n.longValue() : null;
+    }
+
+    /**
+     * The watermark to publish for {@code candidate}: itself, except while the history start is pending after a
+     * snapshot. Rows of a snapshot taken now reflect the source as of its reads, so the history cannot start
+     * before the last read; and a history that starts above the published watermark leaves times at or below
+     * the watermark that are neither answerable nor ever will be, which readers would take for pruned history.
+     * So the watermark stays where it was until a probe reaches past the snapshot's last read, and then the
+     * history starts at that very watermark: from then on the history start is never above the watermark, and
+     * every time past the watermark is one the history will cover (readers hold it, never fail it).
+     */
+    private long publishable(long candidate) {
+        if (!store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false)) {
+            return candidate;
+        }
+        long readUntil = snapshotReadUntil();
+        if (candidate < readUntil) {
+            return store.watermark();
+        }
+        store.setHistoryStart(candidate);
+        store.setMeta(META_HISTORY_START_PENDING, "false");
+        LOG.info("History of the replica starts at {}, the first watermark past the snapshot's last read ({})", candidate,
+                readUntil == Long.MIN_VALUE ? "no rows" : Long.toString(readUntil));
+        return candidate;
     }
 
     /** The latest time the snapshot read a row, as stored, or {@link Long#MIN_VALUE}. */
