@@ -37,6 +37,7 @@ public final class EnrichConfig {
     public static final String ON_MISSING_KEY = "enrich.on.missing.key";
     public static final String LATENESS_WAIT_MS = "enrich.lateness.wait.ms";
     public static final String ON_LATE = "enrich.on.late";
+    public static final String READ_YOUR_WRITES = "enrich.read.your.writes";
 
     public static final long LATENESS_WAIT_MS_DEFAULT = 5_000L;
     /**
@@ -103,6 +104,7 @@ public final class EnrichConfig {
     private final OnMissingKey onMissingKey;
     private final long latenessWaitMs;
     private final OnLate onLate;
+    private final boolean readYourWrites;
 
     /**
      * Parses and checks {@code props} against the {@code enrich.*} definitions; other keys are ignored.
@@ -133,6 +135,7 @@ public final class EnrichConfig {
         this.onMissingKey = ON_MISSING_KEYS.parse(ON_MISSING_KEY, c.getString(ON_MISSING_KEY));
         this.latenessWaitMs = c.getLong(LATENESS_WAIT_MS);
         this.onLate = ON_LATES.parse(ON_LATE, c.getString(ON_LATE));
+        this.readYourWrites = c.getBoolean(READ_YOUR_WRITES);
 
         Map<String, String> problems = dependentProblems(keySource, keyFields.isEmpty(), timeSource, timeField != null,
                 timeHeader != null, mode, versionField != null);
@@ -236,7 +239,21 @@ public final class EnrichConfig {
                                 + " CURRENT_WITH_HEADER (enrich with the current row, not deterministic, and add the"
                                 + " headers " + LATE_HEADER + "=true and " + LATE_WATERMARK_HEADER + "=<watermark>)."
                                 + " Default: FAIL.",
-                        GROUP, ++order, ConfigDef.Width.SHORT, "On late");
+                        GROUP, ++order, ConfigDef.Width.SHORT, "On late")
+                .define(READ_YOUR_WRITES, Type.BOOLEAN, true, Importance.MEDIUM,
+                        "Whether a record waits until the replica has applied every change committed before the record"
+                                + " reached the connector (the replica's watermark, a time on the source database's clock,"
+                                + " has passed the time the task received the record, and the broker's timestamp under"
+                                + " LogAppendTime), in every " + MODE + ", in addition to the as-of condition. This is what"
+                                + " makes a record produced after a change see that change under " + MODE + "=CURRENT and"
+                                + " VERSION and under replica.valid.from=COLUMN, and after a restart or rebuild of the"
+                                + " replica. It costs about one replica.watermark.interval.ms of latency per record (and"
+                                + " the sink holds, per partition, about that interval's worth of records: size "
+                                + "buffer.max.records to match). Set false only to give up read-your-writes for that"
+                                + " latency: records are then answered from whatever the replica has applied so far."
+                                + " The wait counts against " + LATENESS_WAIT_MS + ", after which " + ON_LATE + " applies."
+                                + " Default: true.",
+                        GROUP, ++order, ConfigDef.Width.SHORT, "Read your writes");
     }
 
     /**
@@ -346,4 +363,5 @@ public final class EnrichConfig {
     public OnMissingKey onMissingKey() { return onMissingKey; }
     public long latenessWaitMs() { return latenessWaitMs; }
     public OnLate onLate() { return onLate; }
+    public boolean readYourWrites() { return readYourWrites; }
 }

@@ -5,7 +5,7 @@ import org.apache.kafka.connect.errors.DataException;
 
 /**
  * What {@link EnrichmentEngine#tryEnrich} decided for one record. Exactly one of four: the record to pass
- * on, "ask again once the watermark passed {@code eventTime}", "drop it", or a data error for Connect's
+ * on, "ask again once the watermark passed {@code visibleAt}", "drop it", or a data error for Connect's
  * error handling ({@code errors.tolerance}, dead letter queue).
  */
 public sealed interface EnrichOutcome<R extends ConnectRecord<R>> {
@@ -18,11 +18,12 @@ public sealed interface EnrichOutcome<R extends ConnectRecord<R>> {
     }
 
     /**
-     * The replica's watermark ({@code watermark}) has not reached {@code eventTime} yet: answering now could
-     * differ from answering on a replay. The caller waits (the transform, bounded) or pauses the partition
-     * and asks again (the sink); after its wait it calls {@link EnrichmentEngine#resolveLate}.
+     * The replica's watermark ({@code watermark}) has not reached {@code visibleAt} yet: the record's event time
+     * (answering now could differ from answering on a replay), or the time the record reached the connector
+     * (changes committed before it may not be applied yet). The caller waits (the transform, bounded) or pauses
+     * the partition and asks again (the sink); after its wait it calls {@link EnrichmentEngine#resolveLate}.
      */
-    record NotYetVisible<R extends ConnectRecord<R>>(long eventTime, long watermark) implements EnrichOutcome<R> {
+    record NotYetVisible<R extends ConnectRecord<R>>(long visibleAt, long watermark) implements EnrichOutcome<R> {
     }
 
     /** The record is to be dropped ({@code enrich.on.miss=DROP}). */

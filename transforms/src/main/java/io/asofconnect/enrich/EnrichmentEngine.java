@@ -32,7 +32,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *       below the replica's watermark; for an event time past it, it returns {@link NotYetVisible}, and the
  *       caller asks again later and, after its own bounded wait, calls {@link #resolveLate}. Under
  *       {@code enrich.mode=VERSION} the same holds for the named version's valid-from (see
- *       {@code exactIfVisible}); {@code CURRENT} never waits.</li>
+ *       {@code exactIfVisible}).</li>
+ *   <li>Read-your-writes ({@code enrich.read.your.writes}, on by default), in every mode: a record is answered
+ *       only once the watermark has also passed the time it reached the connector ({@link ReceiptTimes}), so
+ *       every change committed before the record was produced has been applied, whatever the record's event
+ *       time and whatever the replica's valid-from; until then it is {@link NotYetVisible} like any other.
+ *       After a restart or a rebuild of the replica this holds the first records until the replica has caught
+ *       up with the present, instead of answering them from the file's past.</li>
  *   <li>Deterministic: the same record and the same replica state at or below the watermark give an equal
  *       output record (equal schema, in fact the same cached instance, and equal values). One exception,
  *       of schema only: a miss under {@code enrich.on.miss=NULL} takes the row schema of the latest hit (its
@@ -56,6 +62,7 @@ public final class EnrichmentEngine implements AutoCloseable {
     private final EventTimes times;
     private final OutputSchemas schemas;
     private final OutputWriter writer;
+    private final ReceiptTimes receipts;
     /**
      * {@link #NOT_LAGGING}, or the event time T whose wait in {@link #enrichBlocking} timed out: the replica's
      * watermark did not pass T within the bound. Until it has, a record past the watermark is resolved late at
@@ -79,15 +86,29 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.times = new EventTimes(config);
         this.schemas = new OutputSchemas(config);
         this.writer = new OutputWriter(config, schemas);
+        this.receipts = new ReceiptTimes(lookup, config.readYourWrites());
+    }
+
+    /** The read-your-writes bounds of records, per {@code enrich.read.your.writes}. */
+    public ReceiptTimes receipts() {
+        return receipts;
     }
 
     public EnrichConfig config() {
         return config;
     }
 
-    /** Enriches {@code record} if it can be answered now; never blocks. */
+    /**
+     * Enriches {@code record}, which reached the connector at {@code receivedAt} ({@link ReceiptTimes#now()}
+     * then), if it can be answered now; never blocks.
+     */
+    public <R extends ConnectRecord<R>> EnrichOutcome<R> tryEnrich(R record, long receivedAt) {
+        return enrich(record, receivedAt, false);
+    }
+
+    /** {@link #tryEnrich(ConnectRecord, long)} for a record received just now. */
     public <R extends ConnectRecord<R>> EnrichOutcome<R> tryEnrich(R record) {
-        return enrich(record, false);
+        return tryEnrich(record, receipts.now());
     }
 
     /**
@@ -95,8 +116,13 @@ public final class EnrichmentEngine implements AutoCloseable {
      * {@code enrich.lateness.wait.ms} allows: answers it if the watermark has passed by now, else applies
      * {@code enrich.on.late}. Never returns {@link NotYetVisible}; never blocks.
      */
+    public <R extends ConnectRecord<R>> EnrichOutcome<R> resolveLate(R record, long receivedAt) {
+        return enrich(record, receivedAt, true);
+    }
+
+    /** {@link #resolveLate(ConnectRecord, long)} for a record received just now. */
     public <R extends ConnectRecord<R>> EnrichOutcome<R> resolveLate(R record) {
-        return enrich(record, true);
+        return resolveLate(record, receipts.now());
     }
 
     /**
@@ -109,17 +135,18 @@ public final class EnrichmentEngine implements AutoCloseable {
      * records behind a stalled replica therefore waits about one bound in all, and the task stays well inside
      * the consumer's {@code max.poll.interval.ms}. Records at or below the watermark are answered as always.
      *
+     * @param receivedAt when the record reached the connector ({@link ReceiptTimes#now()} then)
      * @return the record to pass on, or null when it is dropped
      * @throws DataException when the record cannot be enriched (Connect applies {@code errors.tolerance})
      * @throws ConnectException when interrupted while waiting (the task is stopping)
      */
-    public <R extends ConnectRecord<R>> R enrichBlocking(R record) {
-        EnrichOutcome<R> outcome = tryEnrich(record);
+    public <R extends ConnectRecord<R>> R enrichBlocking(R record, long receivedAt) {
+        EnrichOutcome<R> outcome = tryEnrich(record, receivedAt);
         if (outcome instanceof NotYetVisible<R> n) {
             if (shouldWait(n.watermark())) {
-                awaitBounded(n.eventTime());
+                awaitBounded(n.visibleAt());
             }
-            outcome = resolveLate(record);
+            outcome = resolveLate(record, receivedAt);
         }
         if (outcome instanceof Enriched<R> e) {
             return e.record();
@@ -131,6 +158,11 @@ public final class EnrichmentEngine implements AutoCloseable {
             return null;
         }
         throw new IllegalStateException("resolveLate never answers NotYetVisible");
+    }
+
+    /** {@link #enrichBlocking(ConnectRecord, long)} for a record received just now. */
+    public <R extends ConnectRecord<R>> R enrichBlocking(R record) {
+        return enrichBlocking(record, receipts.now());
     }
 
     /** False while an earlier wait timed out and the watermark has not yet passed that wait's event time. */
@@ -165,7 +197,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         }
     }
 
-    private <R extends ConnectRecord<R>> EnrichOutcome<R> enrich(R record, boolean late) {
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> enrich(R record, long receivedAt, boolean late) {
         if (record.value() == null) {
             return new Enriched<>(record);
         }
@@ -179,19 +211,30 @@ public final class EnrichmentEngine implements AutoCloseable {
                 throw new DataException(keys.describeMissing(record) + "; set " + EnrichConfig.ON_MISSING_KEY
                         + "=PASS_THROUGH to pass such records on unchanged");
             }
-            return lookUp(record, key, late);
+            return lookUp(record, key, receipts.of(record, receivedAt), late);
         } catch (DataException e) {
             return new Failed<>(e);
         }
     }
 
-    private <R extends ConnectRecord<R>> EnrichOutcome<R> lookUp(R record, RowKey key, boolean late) {
+    /** @param received the record's read-your-writes bound ({@link ReceiptTimes#of}) */
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> lookUp(R record, RowKey key, long received, boolean late) {
         String table = config.table();
+        long w = lookup.watermark();
+        if (received > w) {
+            return notYetVisible(record, key, received, w, late, "the time the record reached the connector");
+        }
+        if (config.mode() == Mode.CURRENT) {
+            LookupResult current = lookup.current(table, key);
+            if (current instanceof LookupResult.NotYetVisible n) {
+                // Only a replica without history (being rebuilt) answers "current" so: hold until it has one.
+                return notYetVisible(record, key, Math.max(received, n.watermark() + 1), n.watermark(), late,
+                        "the start of the rebuilt replica's history");
+            }
+            return decide(record, current, null);
+        }
         long eventTime;
         LookupResult result;
-        if (config.mode() == Mode.CURRENT) {
-            return decide(record, lookup.current(table, key), null);
-        }
         if (config.mode() == Mode.VERSION) {
             VersionId id = versionIdOf(record);
             eventTime = id.validFrom();
@@ -201,18 +244,30 @@ public final class EnrichmentEngine implements AutoCloseable {
             result = lookup.asOf(table, key, eventTime);
         }
         if (result instanceof LookupResult.NotYetVisible n) {
-            if (!late) {
-                return new NotYetVisible<>(eventTime, n.watermark());
-            }
-            if (config.onLate() == EnrichConfig.OnLate.FAIL) {
-                return new Failed<>(new DataException("the replica's watermark (" + n.watermark() + ") did not pass the"
-                        + " record's event time within " + EnrichConfig.LATENESS_WAIT_MS + "=" + config.latenessWaitMs()
-                        + " for table " + table + ": the replica is lagging or stopped. Check the replica, raise "
-                        + EnrichConfig.LATENESS_WAIT_MS + ", or set " + EnrichConfig.ON_LATE + "=CURRENT_WITH_HEADER"));
-            }
-            return decide(record, lookup.current(table, key), n.watermark());
+            return notYetVisible(record, key, eventTime, n.watermark(), late, "the record's event time");
         }
         return decide(record, result, null);
+    }
+
+    /**
+     * A record that cannot be answered until the watermark passes {@code visibleAt}: {@link NotYetVisible}, or,
+     * once the caller's wait is over ({@code late}), {@code enrich.on.late}.
+     *
+     * @param what what {@code visibleAt} is, for the message
+     */
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> notYetVisible(R record, RowKey key, long visibleAt, long watermark,
+                                                                         boolean late, String what) {
+        if (!late) {
+            return new NotYetVisible<>(visibleAt, watermark);
+        }
+        String table = config.table();
+        if (config.onLate() == EnrichConfig.OnLate.FAIL) {
+            return new Failed<>(new DataException("the replica's watermark (" + watermark + ") did not pass " + what
+                    + " (" + visibleAt + ") within " + EnrichConfig.LATENESS_WAIT_MS + "=" + config.latenessWaitMs()
+                    + " for table " + table + ": the replica is lagging or stopped. Check the replica, raise "
+                    + EnrichConfig.LATENESS_WAIT_MS + ", or set " + EnrichConfig.ON_LATE + "=CURRENT_WITH_HEADER"));
+        }
+        return decide(record, lookup.current(table, key), watermark);
     }
 
     /**
@@ -256,7 +311,10 @@ public final class EnrichmentEngine implements AutoCloseable {
         if (result instanceof LookupResult.UnknownTable) {
             return new Failed<>(new DataException("the replica does not capture table " + table + " (" + EnrichConfig.TABLE + ")"));
         }
-        throw new IllegalStateException("NotYetVisible is handled by the caller");
+        // Late, under CURRENT_WITH_HEADER, while the replica has no history at all (it is being rebuilt).
+        return new Failed<>(new DataException("the replica holds no rows of table " + table + " yet: it is being rebuilt"
+                + " after damage or a gap, and its watermark did not pass the record within " + EnrichConfig.LATENESS_WAIT_MS
+                + "; check the replica's health, or raise " + EnrichConfig.LATENESS_WAIT_MS));
     }
 
     private <R extends ConnectRecord<R>> R write(R record, Version version, Long lateWatermark) {

@@ -53,6 +53,8 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     private final LookupSource source;
     private LookupSource.Lease lease;
     private EnrichmentEngine engine;
+    /** How much earlier than "now" a record's read-your-writes bound is taken; see {@link #readYourWritesSlackMs}. */
+    private long receiptSlackMs;
 
     public AsOfEnrich() {
         this(new ReplicaLookupSource());
@@ -73,12 +75,34 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
             throw e;
         }
         this.lease = acquired;
-        LOG.info("AsOfEnrich configured: table {}, mode {}, output {}", config.table(), config.mode(), config.outputMode());
+        this.receiptSlackMs = readYourWritesSlackMs(props);
+        LOG.info("AsOfEnrich configured: table {}, mode {}, output {}, read-your-writes {}", config.table(), config.mode(),
+                config.outputMode(), config.readYourWrites() ? "for changes committed " + receiptSlackMs + " ms before a record" : "off");
+    }
+
+    /**
+     * A transform is handed one record at a time and must answer it before it gets the next, so it cannot hold
+     * a batch behind one wait as the sink does. Its watermark trails the source's clock by up to one probe
+     * interval plus the safety margin; a bound of "now" would make every record wait for the next probe, one
+     * record per interval. So the transform's bound trails "now" by that much: it sees every change committed
+     * at least that long before a record reached it, waits only while the replica is further behind (after a
+     * restart, a rebuild, a stall), and holds no record longer than a sink would. The sink-hosted enrichment
+     * has no such slack.
+     */
+    static long readYourWritesSlackMs(Map<String, ?> props) {
+        return replicaLong(props, ReplicaConfig.WATERMARK_INTERVAL_MS) + replicaLong(props, ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS);
+    }
+
+    /** One {@code replica.*} number, or its default; the replica itself validated it when it was acquired. */
+    private static long replicaLong(Map<String, ?> props, String name) {
+        ConfigDef.ConfigKey key = CONFIG_DEF.configKeys().get(name);
+        Object value = props.containsKey(name) ? props.get(name) : key.defaultValue;
+        return (Long) ConfigDef.parseType(name, value, key.type);
     }
 
     @Override
     public R apply(R record) {
-        return engine.enrichBlocking(record);
+        return engine.enrichBlocking(record, engine.receipts().nowLess(receiptSlackMs));
     }
 
     @Override

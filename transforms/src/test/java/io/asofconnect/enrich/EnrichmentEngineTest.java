@@ -7,6 +7,7 @@ import io.asofconnect.enrich.EnrichOutcome.NotYetVisible;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.Version;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.connector.ConnectRecord;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
@@ -296,6 +297,76 @@ class EnrichmentEngineTest {
         EnrichmentEngine e = new EnrichmentEngine(new EnrichConfig(Map.of(EnrichConfig.TABLE, "public.order_lines",
                 EnrichConfig.KEY_FIELDS, "o,l")), replica.lookup());
         assertThat(((Struct) e.enrichBlocking(r).value()).getStruct("order_lines").getString("sku")).isEqualTo("A-2");
+    }
+
+    // Read-your-writes: a record that reached the connector at R is answered only once the watermark passed R,
+    // whatever its event time, so a change committed before R (even one valid from long before) is seen.
+
+    @Test
+    void aRecordIsHeldUntilTheWatermarkPassesTheTimeItWasReceived() {
+        EnrichmentEngine e = engine();
+        replica.setSourceClock(10_500);
+        // Event time 5_000 is well below the watermark (10_000), but the record arrived at 10_500.
+        assertThat(e.tryEnrich(order(1, 7, 5_000))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        // A change committed at 10_200, before the record arrived, backdated to 3_000 (an application-time column).
+        replica.put(CUSTOMERS, RowKey.of(7), 3_000, customerV1(7, "backdated", "1.00"));
+        replica.commit(10_499);
+        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).isInstanceOf(NotYetVisible.class);
+        replica.commit(10_500);
+        assertThat(nested(enriched(e.tryEnrich(order(1, 7, 5_000), 10_500))).getString("name")).isEqualTo("backdated");
+    }
+
+    @Test
+    void currentAndVersionModesWaitForTheTimeTheRecordWasReceivedToo() {
+        replica.setSourceClock(10_500);
+        EnrichmentEngine current = engine(EnrichConfig.MODE, "CURRENT");
+        assertThat(current.tryEnrich(order(1, 7, 1_500))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        Schema event = org.apache.kafka.connect.data.SchemaBuilder.struct().field("cid", Schema.INT32_SCHEMA)
+                .field("v", Schema.STRING_SCHEMA).build();
+        EnrichmentEngine version = new EnrichmentEngine(new EnrichConfig(Map.of(EnrichConfig.TABLE, CUSTOMERS,
+                EnrichConfig.KEY_FIELDS, "cid", EnrichConfig.MODE, "VERSION", EnrichConfig.VERSION_FIELD, "v")), replica.lookup());
+        SinkRecord named = new SinkRecord("t", 0, null, null, event, new Struct(event).put("cid", 7).put("v", alice1.id().toString()), 0);
+        assertThat(version.tryEnrich(named)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+
+        replica.put(CUSTOMERS, RowKey.of(7), 10_300, customerV1(7, "committed before the record", "2.00"));
+        replica.commit(10_600);
+        assertThat(nested(enriched(current.tryEnrich(order(1, 7, 1_500), 10_500))).getString("name"))
+                .isEqualTo("committed before the record");
+        assertThat(((Struct) enriched(version.tryEnrich(named, 10_500)).value()).getStruct("customers").getString("name"))
+                .isEqualTo("Alice");
+    }
+
+    @Test
+    void aBrokerTimestampUnderLogAppendTimeLaterThanTheReceiptIsTheBound() {
+        EnrichmentEngine e = engine();
+        SinkRecord base = order(1, 7, 5_000);
+        SinkRecord appended = new SinkRecord(base.topic(), base.kafkaPartition(), base.keySchema(), base.key(), base.valueSchema(),
+                base.value(), base.kafkaOffset(), 10_700L, TimestampType.LOG_APPEND_TIME, base.headers());
+        assertThat(e.tryEnrich(appended, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_700, 10_000));
+        // Under CreateTime the timestamp is the producer's (here an event time) and says nothing of the receipt.
+        SinkRecord created = new SinkRecord(base.topic(), base.kafkaPartition(), base.keySchema(), base.key(), base.valueSchema(),
+                base.value(), base.kafkaOffset(), 10_700L, TimestampType.CREATE_TIME, base.headers());
+        assertThat(e.tryEnrich(created, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+    }
+
+    @Test
+    void aReceiptTheWatermarkDidNotPassInTimeFollowsTheLatePolicy() {
+        replica.setSourceClock(10_500);
+        EnrichOutcome<SinkRecord> failed = engine().resolveLate(order(1, 7, 5_000), 10_500);
+        assertThat(((Failed<SinkRecord>) failed).reason()).hasMessageContaining("reached the connector")
+                .hasMessageContaining(EnrichConfig.LATENESS_WAIT_MS);
+        SinkRecord r = enriched(engine(EnrichConfig.ON_LATE, "CURRENT_WITH_HEADER").resolveLate(order(1, 7, 5_000), 10_500));
+        assertThat(nested(r).getString("name")).isEqualTo("Alice B.");
+        assertThat(r.headers().lastWithName(EnrichConfig.LATE_HEADER).value()).isEqualTo("true");
+    }
+
+    @Test
+    void readYourWritesOffAnswersFromWhatTheReplicaHasApplied() {
+        replica.setSourceClock(10_500);
+        EnrichmentEngine e = engine(EnrichConfig.READ_YOUR_WRITES, "false");
+        assertThat(nested(enriched(e.tryEnrich(order(1, 7, 5_000)))).getString("name")).isEqualTo("Alice B.");
+        assertThat(e.receipts().now()).isEqualTo(ReceiptTimes.NONE);
     }
 
     @Test

@@ -12,6 +12,7 @@ import org.apache.kafka.connect.data.Struct;
 
 import java.nio.file.Path;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A real version store in a temporary directory behind the real lookup rules, fed by hand the way the
@@ -19,7 +20,12 @@ import java.util.Set;
  */
 public final class TestReplica implements AutoCloseable {
     private final MapDbVersionStore store;
-    private final WatermarkTracker watermark = new WatermarkTracker(Long.MIN_VALUE);
+    /**
+     * The test's source database clock, on which records reach the connector (read-your-writes); it starts at 0,
+     * below every watermark the tests publish, so that only tests of that rule see it.
+     */
+    private final AtomicLong sourceClock = new AtomicLong(0);
+    private final WatermarkTracker watermark = new WatermarkTracker(Long.MIN_VALUE, sourceClock::get);
     private final StoreBackedLookup lookup;
     private long lsn = 0x1000;
 
@@ -50,6 +56,11 @@ public final class TestReplica implements AutoCloseable {
         store.setWatermark(w);
         store.commit();
         watermark.advanceTo(w);
+    }
+
+    /** Sets the source database's clock: records handed over from now on reached the connector at {@code t}. */
+    public void setSourceClock(long t) {
+        sourceClock.set(t);
     }
 
     public void setHistoryStart(long start) {

@@ -92,6 +92,19 @@ class AsOfEnrichTest {
     }
 
     @Test
+    void theTransformWaitsForChangesCommittedOneProbeIntervalBeforeARecordReachedIt() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        // Probes every 1000 ms, margin 50 ms: the transform's bound trails the source clock by 1050 ms.
+        t.configure(Fixtures.props(ReplicaConfig.WATERMARK_INTERVAL_MS, "1000", EnrichConfig.LATENESS_WAIT_MS, "50"));
+        replica.setSourceClock(11_050);
+        assertThat(((Struct) t.apply(Fixtures.order(1, 7, 2_000)).value()).getStruct("customers").getString("name")).isEqualTo("Alice");
+        replica.setSourceClock(11_051);
+        assertThatThrownBy(() -> t.apply(Fixtures.order(1, 7, 2_000))).isInstanceOf(DataException.class)
+                .hasMessageContaining("reached the connector").hasMessageContaining("(10001)");
+        t.close();
+    }
+
+    @Test
     void anUncapturedTableFailsConfigureAndReleasesTheReplica() {
         AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
         assertThatThrownBy(() -> t.configure(Fixtures.props(EnrichConfig.TABLE, "public.nope")))
