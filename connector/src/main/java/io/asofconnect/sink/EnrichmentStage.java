@@ -11,9 +11,10 @@ import java.util.function.LongSupplier;
 
 /**
  * Runs records through the enrichment engine before they are buffered, without ever blocking the task: a
- * record whose event time is past the replica's watermark is held, with every later record of its
- * partition (order is kept), and asked again on later {@code put} calls; after {@code enrich.lateness.wait.ms}
- * the engine's late policy decides. A partition holding {@code buffer.max.records} is paused until it drains.
+ * record the replica cannot answer yet (its event time, or the time it reached the task, is past the replica's
+ * watermark) is held, with every later record of its partition (order is kept), and asked again on later
+ * {@code put} calls; after {@code enrich.lateness.wait.ms} the engine's late policy decides. A partition
+ * holding {@code buffer.max.records} is paused until it drains.
  */
 final class EnrichmentStage implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EnrichmentStage.class);
@@ -34,10 +35,22 @@ final class EnrichmentStage implements AutoCloseable {
         this.nanoClock = nanoClock;
     }
 
-    /** A new record of this partition: enriched now if it can be, otherwise held behind the ones already held. */
-    void offer(PartitionState s, SinkRecord r) {
-        if (!s.held().isEmpty() || !apply(s, r, engine.tryEnrich(r))) {
-            s.hold(r, nanoClock.getAsLong());
+    /**
+     * The read-your-writes bound of the records of one {@code put}: Connect had received all of them when it
+     * called it, so one reading of the clock serves the whole batch.
+     */
+    long receivedNow() {
+        return engine.receipts().now();
+    }
+
+    /**
+     * A new record of this partition, received at {@code receivedAt} ({@link #receivedNow()}): enriched now if it
+     * can be, otherwise held behind the ones already held.
+     */
+    void offer(PartitionState s, SinkRecord r, long receivedAt) {
+        long bound = engine.receipts().of(r, receivedAt);
+        if (!s.held().isEmpty() || !apply(s, r, engine.tryEnrich(r, bound))) {
+            s.hold(r, nanoClock.getAsLong(), bound);
         }
     }
 
@@ -45,12 +58,12 @@ final class EnrichmentStage implements AutoCloseable {
     void retry(PartitionState s, SinkTaskContext context) {
         while (!s.held().isEmpty()) {
             PartitionState.Held head = s.held().peekFirst();
-            EnrichOutcome<SinkRecord> outcome = engine.tryEnrich(head.record());
+            EnrichOutcome<SinkRecord> outcome = engine.tryEnrich(head.record(), head.receivedAt());
             if (outcome instanceof EnrichOutcome.NotYetVisible<SinkRecord>) {
                 if (nanoClock.getAsLong() - head.sinceNanos() < latenessWaitNanos) {
                     break;
                 }
-                outcome = engine.resolveLate(head.record());
+                outcome = engine.resolveLate(head.record(), head.receivedAt());
             }
             s.held().pollFirst();
             if (!apply(s, head.record(), outcome)) {

@@ -194,6 +194,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     public synchronized void put(Collection<SinkRecord> records) {
         failIfFailed();
         try {
+            long receivedAt = enrichment == null ? 0 : enrichment.receivedNow();
             for (SinkRecord r : records) {
                 PartitionState state = partitions.get(PartitionState.partitionOf(r));
                 // Connect delivers only assigned partitions; a record of a closed one must not be written.
@@ -201,7 +202,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                     continue;
                 }
                 if (enrichment != null) {
-                    enrichment.offer(state, r);
+                    enrichment.offer(state, r, receivedAt);
                 } else {
                     state.accept(r);
                 }

@@ -19,8 +19,11 @@ import java.util.Set;
  * skipped: it writes nothing but its offset still advances) → committed.
  */
 final class PartitionState {
-    /** A record waiting for the replica's watermark, and when it started waiting ({@link System#nanoTime}). */
-    record Held(SinkRecord record, long sinceNanos) {
+    /**
+     * A record waiting for the replica's watermark, when it started waiting ({@link System#nanoTime}), and when it
+     * reached the task (its read-your-writes bound, {@code io.asofconnect.enrich.ReceiptTimes}).
+     */
+    record Held(SinkRecord record, long sinceNanos, long receivedAt) {
     }
 
     private final TopicPartition tp;
@@ -79,8 +82,8 @@ final class PartitionState {
         acceptedNext = r.originalKafkaOffset() + 1;
     }
 
-    void hold(SinkRecord r, long nowNanos) {
-        held.addLast(new Held(r, nowNanos));
+    void hold(SinkRecord r, long nowNanos, long receivedAt) {
+        held.addLast(new Held(r, nowNanos, receivedAt));
     }
 
     ArrayDeque<Held> held() {

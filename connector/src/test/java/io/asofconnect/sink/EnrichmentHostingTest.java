@@ -26,6 +26,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -48,6 +49,8 @@ class EnrichmentHostingTest {
     Path dir;
     MapDbVersionStore store;
     WatermarkTracker watermark;
+    /** The source database's clock, on which the sink receives records (read-your-writes); below every watermark here unless a test moves it. */
+    final AtomicLong sourceClock = new AtomicLong(0);
     int releases;
 
     @BeforeAll
@@ -64,7 +67,7 @@ class EnrichmentHostingTest {
     @BeforeEach
     void replica() {
         store = MapDbVersionStore.open(dir.resolve("replica.db"), StoreOptions.defaults());
-        watermark = new WatermarkTracker(Long.MIN_VALUE);
+        watermark = new WatermarkTracker(Long.MIN_VALUE, sourceClock::get);
         put(1, "Alice", 1_000);
         put(1, "Alicia", 5_000);
         commit(3_000);
@@ -141,6 +144,32 @@ class EnrichmentHostingTest {
         assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
                 .containsExactly("0:Alice", "1:Alicia", "2:Alice");
         assertThat(releases).isEqualTo(1);
+    }
+
+    @Test
+    void aRecordIsHeldUntilTheReplicaHasAppliedWhatWasCommittedBeforeItArrived() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_ryw");
+        Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_ryw_sink"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = sink(p, null).open(tp)) {
+            // Event time 2_000 lies below the watermark (3_000), but the records reach the task at 3_500 on the
+            // source's clock: a change committed at 3_200, backdated to 1_500, may not have been applied yet.
+            sourceClock.set(3_500);
+            d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, 1L, 2_000)));
+            assertThat(d.commit()).as("nothing is answered before the watermark passes the receipt").doesNotContainKey(tp);
+            assertThat(d.context.paused).as("held up to the bound, as records ahead of the watermark are").containsExactly(tp);
+            put(1, "Backdated", 1_500);
+            commit(3_499);
+            sourceClock.set(9_000);
+            d.deliver(List.of());
+            assertThat(d.commit()).doesNotContainKey(tp);
+            commit(3_500);
+            d.deliver(List.of());
+            assertThat(d.commit()).as("held records keep the time they arrived, not the time they are asked again")
+                    .containsEntry(tp, 2L);
+        }
+        assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
+                .containsExactly("0:Backdated", "1:Backdated");
     }
 
     @Test
