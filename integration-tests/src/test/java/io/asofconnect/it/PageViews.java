@@ -181,6 +181,10 @@ public final class PageViews {
         return targetDb;
     }
 
+    public String sourceDb() {
+        return sourceDb;
+    }
+
     /** The plain sink of the SMT example, without the transform: for tests of the sink's exactly-once alone. */
     public static Map<String, String> withoutEnrichment(Map<String, String> config) {
         config.keySet().removeIf(k -> k.startsWith("transforms"));
