@@ -249,7 +249,10 @@ public final class EnrichConfig {
                                 + " VERSION and under replica.valid.from=COLUMN, and after a restart or rebuild of the"
                                 + " replica. It costs about one replica.watermark.interval.ms of latency per record (and"
                                 + " the sink holds, per partition, about that interval's worth of records: size "
-                                + "buffer.max.records to match). Set false only to give up read-your-writes for that"
+                                + "buffer.max.records to match). The stand-alone transform, which must answer each record"
+                                + " before it gets the next, takes its bound replica.watermark.interval.ms plus the safety"
+                                + " margin before the time it received the record; the sink takes the time itself."
+                                + " Set false only to give up read-your-writes for that"
                                 + " latency: records are then answered from whatever the replica has applied so far."
                                 + " The wait counts against " + LATENESS_WAIT_MS + ", after which " + ON_LATE + " applies."
                                 + " Default: true.",
