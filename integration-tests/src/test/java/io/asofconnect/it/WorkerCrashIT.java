@@ -131,7 +131,7 @@ class WorkerCrashIT {
         }
         Awaitility.await("the killed worker's transaction (backend " + backend + ") to end")
                 .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200))
-                .until(() -> !backendAlive(scenario.targetDb(), backend));
+                .until(() -> !postgres.hasSession(scenario.targetDb(), backend, false));
     }
 
     /** The restarted JVM keeps the worker id; a fresh commit, not the stale status, shows it took over. */
@@ -152,17 +152,6 @@ class WorkerCrashIT {
             ps.setString(2, SINK_APPLICATION);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? Optional.of(rs.getInt(1)) : Optional.empty();
-            }
-        }
-    }
-
-    private static boolean backendAlive(String database, int pid) throws SQLException {
-        try (Connection c = postgres.connect(database); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = ?")) {
-            ps.setInt(1, pid);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1) > 0;
             }
         }
     }

@@ -199,13 +199,13 @@ class ZombieFencingIT {
                 // The new owner alone has written every event once while the zombie's flush is still held.
                 scenario.awaitAndVerifyExactlyOnce(Duration.ofSeconds(120));
                 newOwners = offsetsRow(scenario, connector);
-                assertThat(inTransaction(db, zombie)).as("the frozen flush's transaction is still open").isTrue();
+                assertThat(postgres.hasSession(db, zombie, true)).as("the frozen flush's transaction is still open").isTrue();
                 execute(gate, "SELECT pg_advisory_unlock(" + GATE_KEY + ")");
             } finally {
                 owner.resume();
             }
             Awaitility.await("the zombie's transaction to end").atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(200)).until(() -> !inTransaction(db, zombie));
+                    .pollInterval(Duration.ofMillis(200)).until(() -> !postgres.hasSession(db, zombie, true));
             long rejected = sequenceCount(db, "zombie_offsets_updates_rejected");
             long applied = sequenceCount(db, "zombie_offsets_updates_applied");
             System.out.println("zombie session " + zombie + ": offsets UPDATEs rejected=" + rejected + " applied="
@@ -260,17 +260,6 @@ class ZombieFencingIT {
                         + " AND objid = " + GATE_OBJECT + " AND objsubid = 2"
                         + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")) {
             return rs.next() ? rs.getInt(1) : 0;
-        }
-    }
-
-    private static boolean inTransaction(String database, int pid) throws SQLException {
-        try (Connection c = postgres.connect(database); PreparedStatement ps = c.prepareStatement(
-                "SELECT count(*) FROM pg_stat_activity WHERE pid = ? AND xact_start IS NOT NULL")) {
-            ps.setInt(1, pid);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getLong(1) > 0;
-            }
         }
     }
 

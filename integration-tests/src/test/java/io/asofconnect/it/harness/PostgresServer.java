@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -58,6 +60,21 @@ public final class PostgresServer implements AutoCloseable {
 
     public Connection connect(String database) throws SQLException {
         return DriverManager.getConnection(jdbcUrl(database), USER, "");
+    }
+
+    /**
+     * Whether backend {@code pid} still has a session (seen from {@code database}); with {@code inTransaction},
+     * a session inside a transaction. For tests that must know a killed or frozen client's transaction ended.
+     */
+    public boolean hasSession(String database, int pid, boolean inTransaction) throws SQLException {
+        try (Connection c = connect(database); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = ?" + (inTransaction ? " AND xact_start IS NOT NULL" : ""))) {
+            ps.setInt(1, pid);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1) > 0;
+            }
+        }
     }
 
     /** A connection as {@code user} with {@code password}, for checks of a role's privileges or authentication. */
