@@ -14,25 +14,19 @@ import java.nio.file.Path;
  * it is killed. Transaction {@code n}: a row version of key {@code n % KEYS} at valid-from {@code n},
  * a second change of key {@code (n * 7) % KEYS} at the same instant (a tombstone every third
  * transaction), the offset {@code n}, watermark {@code n} and meta {@code crash.seq = n}.
- *
- * <p>With a second argument {@code P}: once sequence {@code P} is committed, it applies transaction
- * {@code P + 1} without committing it, prints {@code PAUSED P} and waits to be killed. A kill then finds
- * every commit already in the store file and only an uncommitted transaction in the WAL.
  */
 public final class StoreCrashWriter {
     static final String TABLE = "public.crash";
     static final int KEYS = 40;
     static final String SEQ = "crash.seq";
     static final String DAMAGED = "DAMAGED";
-    static final String PAUSED = "PAUSED ";
     static final ByteBuffer OFFSET_KEY = ByteBuffer.wrap("partition".getBytes(StandardCharsets.UTF_8));
 
     private StoreCrashWriter() {
     }
 
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) {
         Path file = Path.of(args[0]);
-        long pauseAt = args.length > 1 ? Long.parseLong(args[1]) : Long.MAX_VALUE;
         MapDbVersionStore store = MapDbVersionStore.open(file, StoreOptions.defaults());
         long n = store.meta(SEQ).map(Long::parseLong).orElse(0L);
         System.out.println("OPENED " + store.openOutcome().kind() + " " + n);
@@ -41,11 +35,6 @@ public final class StoreCrashWriter {
             while (true) {
                 n++;
                 apply(store, n);
-                if (n > pauseAt) {
-                    System.out.println(PAUSED + (n - 1));
-                    System.out.flush();
-                    Thread.sleep(Long.MAX_VALUE);
-                }
                 store.commit();
                 System.out.println(n);
                 System.out.flush();
