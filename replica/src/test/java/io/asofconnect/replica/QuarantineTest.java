@@ -1,6 +1,6 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.replica.store.Quarantine;
+import io.asofconnect.store.Quarantine;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

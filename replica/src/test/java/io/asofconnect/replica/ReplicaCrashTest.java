@@ -2,8 +2,8 @@ package io.asofconnect.replica;
 
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.Version;
-import io.asofconnect.replica.store.MapDbVersionStore;
-import io.asofconnect.replica.store.StoreOptions;
+import io.asofconnect.store.MapDbVersionStore;
+import io.asofconnect.store.StoreOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -2,7 +2,7 @@ package io.asofconnect.replica;
 
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
-import io.asofconnect.replica.store.VersionStore;
+import io.asofconnect.store.VersionStore;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

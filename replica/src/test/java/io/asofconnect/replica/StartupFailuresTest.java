@@ -2,9 +2,9 @@ package io.asofconnect.replica;
 
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
-import io.asofconnect.replica.store.MapDbVersionStore;
-import io.asofconnect.replica.store.OpenOutcome;
-import io.asofconnect.replica.store.StoreOptions;
+import io.asofconnect.store.MapDbVersionStore;
+import io.asofconnect.store.OpenOutcome;
+import io.asofconnect.store.StoreOptions;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.junit.jupiter.api.AfterAll;

@@ -4,10 +4,10 @@ import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.SourcePosition;
 import io.asofconnect.lookup.Version;
 import io.asofconnect.lookup.VersionLookup;
-import io.asofconnect.replica.store.MapDbVersionStore;
-import io.asofconnect.replica.store.StoreBackedLookup;
-import io.asofconnect.replica.store.StoreOptions;
-import io.asofconnect.replica.store.WatermarkTracker;
+import io.asofconnect.store.MapDbVersionStore;
+import io.asofconnect.store.StoreBackedLookup;
+import io.asofconnect.store.StoreOptions;
+import io.asofconnect.store.WatermarkTracker;
 import org.apache.kafka.connect.data.Struct;
 
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.asofconnect.replica.capture;
 
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.replica.ReplicaConfig;
-import io.asofconnect.replica.store.VersionStore;
-import io.asofconnect.replica.store.WatermarkTracker;
+import io.asofconnect.store.VersionStore;
+import io.asofconnect.store.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import org.apache.kafka.connect.data.Struct;

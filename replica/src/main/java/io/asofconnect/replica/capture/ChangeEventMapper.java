@@ -5,7 +5,7 @@ import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.SourcePosition;
 import io.asofconnect.lookup.Version;
 import io.asofconnect.replica.ReplicaConfig;
-import io.asofconnect.replica.store.VersionStore;
+import io.asofconnect.store.VersionStore;
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;

@@ -2,7 +2,7 @@ package io.asofconnect.replica.capture;
 
 import io.asofconnect.lookup.SourcePosition;
 import io.asofconnect.replica.ReplicaConfig;
-import io.asofconnect.replica.store.VersionStore;
+import io.asofconnect.store.VersionStore;
 
 import java.nio.ByteBuffer;
 import java.util.Map;

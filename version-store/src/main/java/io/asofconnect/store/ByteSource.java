@@ -1,0 +1,113 @@
+package io.asofconnect.store;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Reads what {@link ByteSink} wrote. Every read is bounds-checked and throws
+ * {@link MalformedEncodingException} past the end, so damaged bytes can never be read as data.
+ */
+final class ByteSource {
+    private final byte[] buf;
+    private int pos;
+    private final int end;
+
+    ByteSource(byte[] buf, int offset) {
+        this.buf = buf;
+        this.pos = offset;
+        this.end = buf.length;
+    }
+
+    private void need(int n) {
+        if (n < 0 || end - pos < n) {
+            throw new MalformedEncodingException("encoding ends early: need " + n + " bytes at " + pos + " of " + end);
+        }
+    }
+
+    int read() {
+        need(1);
+        return buf[pos++] & 0xFF;
+    }
+
+    int readInt() {
+        need(4);
+        int v = ((buf[pos] & 0xFF) << 24) | ((buf[pos + 1] & 0xFF) << 16) | ((buf[pos + 2] & 0xFF) << 8) | (buf[pos + 3] & 0xFF);
+        pos += 4;
+        return v;
+    }
+
+    long readLong() {
+        long hi = readInt() & 0xFFFFFFFFL;
+        long lo = readInt() & 0xFFFFFFFFL;
+        return (hi << 32) | lo;
+    }
+
+    long readUnsignedVarLong() {
+        long v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            int b = read();
+            v |= (long) (b & 0x7F) << shift;
+            if ((b & 0x80) == 0) {
+                return v;
+            }
+        }
+        throw new MalformedEncodingException("varint longer than 10 bytes at " + pos);
+    }
+
+    long readVarLong() {
+        long u = readUnsignedVarLong();
+        return (u >>> 1) ^ -(u & 1);
+    }
+
+    int readLength() {
+        long n = readUnsignedVarLong();
+        if (n > Integer.MAX_VALUE) {
+            throw new MalformedEncodingException("length " + n + " at " + pos + " is out of range");
+        }
+        return (int) n;
+    }
+
+    byte[] readBytesWithLength() {
+        int n = readLength();
+        need(n);
+        byte[] b = Arrays.copyOfRange(buf, pos, pos + n);
+        pos += n;
+        return b;
+    }
+
+    String readString() {
+        int n = readLength();
+        need(n);
+        String s = new String(buf, pos, n, StandardCharsets.UTF_8);
+        pos += n;
+        return s;
+    }
+
+    String readNullableString() {
+        int present = read();
+        if (present == 0) {
+            return null;
+        }
+        if (present != 1) {
+            throw new MalformedEncodingException("bad presence marker " + present + " at " + (pos - 1));
+        }
+        return readString();
+    }
+
+    boolean atEnd() {
+        return pos == end;
+    }
+
+    int position() {
+        return pos;
+    }
+
+    /** A count that sizes an allocation: it cannot exceed the bytes left, since every element takes at least one byte. */
+    int readCount() {
+        int n = readLength();
+        if (n > end - pos) {
+            throw new MalformedEncodingException("count " + n + " at " + pos + " exceeds the " + (end - pos) + " bytes left");
+        }
+        return n;
+    }
+}
