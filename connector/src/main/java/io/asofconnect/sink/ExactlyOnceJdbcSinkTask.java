@@ -2,6 +2,8 @@ package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.metrics.HostMetrics;
+import io.asofconnect.metrics.Metered;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -59,7 +61,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private final Set<TopicPartition> pausedWhenClosed = new HashSet<>();
     /** Marked by {@link #close} before it waits for this task's lock, so that a flush in progress cannot commit them. */
     private final Revocations revocations = new Revocations();
-    private int bufferedRecords;
+    /** Volatile: also read by the metrics reporter's thread. */
+    private volatile int bufferedRecords;
+    private SinkMetrics metrics;
+    private Metered metered;
     private int failedAttempts;
     /**
      * The last write failed for a transient reason: the next one (a {@code put}) first learns from the offsets
@@ -101,7 +106,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
                 config.connectionPassword(), "asof-connect sink " + config.connectorName());
         OffsetStore offsets = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
-        writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog);
+        metered = new Metered(HostMetrics.orLocal(() -> context == null ? null : context.pluginMetrics()));
+        metrics = new SinkMetrics(metered);
+        metered.gauge("sink-buffered-records", "records buffered for the next transaction", () -> bufferedRecords);
+        writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog, metrics);
         reporter = context == null ? null : context.errantRecordReporter();
         if (config.enrichmentEnabled()) {
             enrichment = startEnrichment(props);
@@ -149,6 +157,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         });
         if (!rewinds.isEmpty()) {
             context.offset(rewinds);
+            metrics.rewound(rewinds.size());
         }
         log.info("Opened {} partitions; {} rewound to the offsets held in the target", claims.size(), rewinds.size());
     }
@@ -183,8 +192,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                             + " which must return well within max.poll.interval.ms. Nothing was written; restart the task"
                             + " when the target database is reachable", e));
                 }
-                log.warn("Could not claim partitions ({}), attempt {} of {}; retrying in {} ms", SqlErrors.describe(e),
-                        attempt + 1, config.maxRetries() + 1, config.retryBackoffMs());
+                metrics.retried();
+                log.warn("Connector {} task: could not claim partitions ({}), attempt {} of {}; retrying in {} ms",
+                        config.connectorName(), SqlErrors.describe(e), attempt + 1, config.maxRetries() + 1, config.retryBackoffMs());
                 sleep(config.retryBackoffMs());
             }
         }
@@ -339,8 +349,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                 throw fail(fatal("writing " + bufferedRecords + " records", e, failedAttempts));
             }
             failedAttempts++;
-            log.warn("Writing to the target failed ({}); rolled back, retry {} of {} in {} ms", SqlErrors.describe(e),
-                    failedAttempts, config.maxRetries(), config.retryBackoffMs());
+            metrics.retried();
+            log.warn("Connector {}: writing to the target failed ({}); rolled back, retry {} of {} in {} ms", config.connectorName(),
+                    SqlErrors.describe(e), failedAttempts, config.maxRetries(), config.retryBackoffMs());
             if (context != null) {
                 context.timeout(config.retryBackoffMs());
             }
@@ -376,6 +387,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
         try {
             reporter.report(r, reason).get(REPORT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            metrics.deadLettered();
             if (state != null) {
                 state.reported(r.originalKafkaOffset());
             }

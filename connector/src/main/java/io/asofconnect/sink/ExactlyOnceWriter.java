@@ -27,13 +27,15 @@ final class ExactlyOnceWriter implements AutoCloseable {
     private final OffsetStore offsets;
     private final BatchWriter rows;
     private final TableCatalog catalog;
+    private final SinkMetrics metrics;
     private Connection connection;
 
-    ExactlyOnceWriter(ConnectionFactory connections, OffsetStore offsets, BatchWriter rows, TableCatalog catalog) {
+    ExactlyOnceWriter(ConnectionFactory connections, OffsetStore offsets, BatchWriter rows, TableCatalog catalog, SinkMetrics metrics) {
         this.connections = connections;
         this.offsets = offsets;
         this.rows = rows;
         this.catalog = catalog;
+        this.metrics = metrics;
     }
 
     /**
@@ -76,6 +78,8 @@ final class ExactlyOnceWriter implements AutoCloseable {
         }
         List<SinkRecord> records = new ArrayList<>();
         dirty.forEach(s -> records.addAll(s.buffered()));
+        long start = System.nanoTime();
+        int[] skipped = {0};
         Connection c = connection();
         try {
             try {
@@ -84,7 +88,10 @@ final class ExactlyOnceWriter implements AutoCloseable {
                 log.debug("A record of the batch cannot be written; rewriting the batch row by row");
                 c.rollback();
                 forgetCatalog();
-                rows.writeCareful(c, records, badRecords);
+                rows.writeCareful(c, records, (r, reason) -> {
+                    badRecords.onBadRecord(r, reason);
+                    skipped[0]++;
+                });
             }
             advanceAll(c, dirty);
             if (!revocations.commitUnlessRevoked(c, dirty)) {
@@ -96,6 +103,7 @@ final class ExactlyOnceWriter implements AutoCloseable {
             abandon();
             throw e;
         }
+        metrics.committed(records.size(), records.size() - skipped[0], System.nanoTime() - start);
         for (PartitionState s : dirty) {
             s.committed(s.targetNext());
         }
@@ -107,6 +115,7 @@ final class ExactlyOnceWriter implements AutoCloseable {
         for (PartitionState s : dirty) {
             if (!offsets.advance(c, s.partition(), s.epoch(), s.targetNext())) {
                 long current = offsets.read(c, s.partition()).map(OffsetStore.Claim::epoch).orElse(-1L);
+                metrics.fenced();
                 throw new FencedException(s.partition(), current, s.epoch());
             }
         }
@@ -123,6 +132,7 @@ final class ExactlyOnceWriter implements AutoCloseable {
             for (PartitionState s : states) {
                 Optional<OffsetStore.Claim> claim = offsets.read(c, s.partition());
                 if (claim.isEmpty() || claim.get().epoch() != s.epoch()) {
+                    metrics.fenced();
                     throw new FencedException(s.partition(), claim.map(OffsetStore.Claim::epoch).orElse(-1L), s.epoch());
                 }
                 long next = claim.get().nextOffset();

@@ -489,6 +489,38 @@ class ExactlyOnceJdbcSinkTaskTest {
     }
 
     @Test
+    void metricsCountTheRowsTransactionsDeadLettersAndRewindsThatHappened() throws Exception {
+        String topic = unique("metered");
+        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        Map<String, String> p = props(unique("metered_sink"));
+        CollectingReporter reporter = new CollectingReporter(p.get("name"));
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, reporter).open(tp)) {
+            assertThat(d.context.metric("sink-rewinds-total")).as("a partition the target has never seen").isZero();
+            d.deliver(mixedBatch(topic));
+            d.commit();
+            assertThat(d.context.metric("sink-rows-written-total")).isEqualTo(3);
+            assertThat(d.context.metric("sink-dead-letter-records-total")).isEqualTo(2);
+            assertThat(d.context.metric("sink-transactions-total")).isEqualTo(1);
+            assertThat(d.context.metric("sink-batch-size-max")).isEqualTo(5);
+            assertThat(d.context.metric("sink-transaction-time-ms-max")).isPositive();
+            assertThat(d.context.metric("sink-buffered-records")).isZero();
+            assertThat(d.context.metric("sink-fenced-commits-total")).isZero();
+        }
+        try (SinkDriver d = new SinkDriver(p, reporter).open(tp)) {
+            assertThat(d.context.metric("sink-rewinds-total")).isEqualTo(1);
+            try (SinkDriver takeover = new SinkDriver(p, reporter).open(tp)) {
+                d.deliver(List.of(map(topic, 5, 6, "15"), map(topic, 6, 7, "16")));
+                d.commit();
+                assertThatThrownBy(() -> d.task.put(List.of())).isInstanceOf(FencedException.class);
+                assertThat(d.context.metric("sink-fenced-commits-total")).isEqualTo(1);
+                assertThat(d.context.metric("sink-rows-written-total")).as("a fenced flush writes nothing").isZero();
+                assertThat(takeover.context.metric("sink-rewinds-total")).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
     void withoutAReporterABadRecordStopsTheTaskAndTheOffsetStaysBeforeIt() throws Exception {
         String topic = unique("errant_none");
         db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");

@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.metrics.LocalPluginMetrics;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
@@ -21,6 +22,8 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     private final Map<String, String> configs;
     private final ErrantRecordReporter reporter;
     long timeoutMs = -1;
+    /** The task's metrics, readable as a worker's reporter would read them. */
+    final LocalPluginMetrics metrics = new LocalPluginMetrics();
 
     RecordingSinkTaskContext(Map<String, String> configs, ErrantRecordReporter reporter) {
         this.configs = configs;
@@ -36,5 +39,12 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     @Override public void resume(TopicPartition... tps) { paused.removeAll(List.of(tps)); calls.add("resume " + List.of(tps)); }
     @Override public void requestCommit() { calls.add("requestCommit"); }
     @Override public ErrantRecordReporter errantRecordReporter() { return reporter; }
-    @Override public PluginMetrics pluginMetrics() { return null; }
+    @Override public PluginMetrics pluginMetrics() { return metrics; }
+
+    /** The current value of one of the task's metrics. */
+    double metric(String name) {
+        return metrics.registry().metrics().entrySet().stream().filter(e -> e.getKey().name().equals(name))
+                .map(e -> ((Number) e.getValue().metricValue()).doubleValue()).findFirst()
+                .orElseThrow(() -> new AssertionError("no metric " + name + " in " + metrics.registry().metrics().keySet()));
+    }
 }

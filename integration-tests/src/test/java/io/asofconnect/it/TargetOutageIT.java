@@ -81,6 +81,10 @@ class TargetOutageIT {
             brief.produceEvents(producer, 200);
             awaitRows(patient, 200);
             awaitRows(brief, 200);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-rows-written-total")).isEqualTo(200);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-transactions-total")).isGreaterThanOrEqualTo(2);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-batch-size-max")).isBetween(1.0, (double) BATCH);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-retries-total")).isZero();
 
             postgres.stop();
             Instant down = Instant.now();
@@ -102,6 +106,10 @@ class TargetOutageIT {
             assertThat(readDuring).as("records the patient sink's consumer read while the target was down, of "
                     + PRODUCED_DURING_OUTAGE + " produced: its partitions are paused")
                     .isLessThanOrEqualTo(2.0 * BATCH);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-retries-total")).as("retries during a %s outage at %d ms backoff",
+                    OUTAGE, BACKOFF_MS).isGreaterThanOrEqualTo(3);
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-rows-written-total")).as("nothing is written while the target is down")
+                    .isEqualTo(200);
             System.out.printf("Outage: the patient sink read %.0f of %d records; worker heap %s%n", readDuring,
                     PRODUCED_DURING_OUTAGE, jmx.heap());
 
@@ -109,10 +117,15 @@ class TargetOutageIT {
             patient.produceEvents(producer, 100);
             patient.awaitAndVerifyExactlyOnce(Duration.ofSeconds(120));
             assertThat(worker.rest().awaitRunning(PATIENT, 1, Duration.ofSeconds(10))).isNotNull();
+            assertThat(jmx.pluginMetric(PATIENT, 0, "sink-rows-written-total")).as("each row written once, by the task's own count")
+                    .isEqualTo(200 + PRODUCED_DURING_OUTAGE + 100);
 
             worker.rest().restartTask(BRIEF, 0);
             worker.rest().awaitRunning(BRIEF, 1, Duration.ofSeconds(60));
             brief.awaitAndVerifyExactlyOnce(Duration.ofSeconds(120));
+            assertThat(jmx.pluginMetric(BRIEF, 0, "sink-rewinds-total")).as("the restarted task rewound its partition").isEqualTo(1);
+            assertThat(jmx.pluginMetric(BRIEF, 0, "sink-rows-written-total")).as("the restarted task wrote what the failed one could not")
+                    .isEqualTo(BATCH);
         }
     }
 

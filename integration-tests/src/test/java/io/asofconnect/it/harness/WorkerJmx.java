@@ -68,6 +68,29 @@ public final class WorkerJmx implements AutoCloseable {
         }
     }
 
+    /**
+     * One of our plugin's metrics (KIP-877) for one task: an attribute of
+     * {@code kafka.connect:type=plugins,connector=<name>,task=<n>}, e.g. {@code sink-rows-written-total}.
+     */
+    public double pluginMetric(String connectorName, int task, String attribute) {
+        try {
+            Set<ObjectName> names = mbeans.queryNames(new ObjectName("kafka.connect:type=plugins,*"), null);
+            for (ObjectName name : names) {
+                if (connectorName.equals(unquoted(name.getKeyProperty("connector")))
+                        && Integer.toString(task).equals(unquoted(name.getKeyProperty("task")))
+                        && Set.of("connector", "task").containsAll(name.getKeyPropertyList().keySet().stream()
+                                .filter(k -> !k.equals("type")).toList())) {
+                    return ((Number) mbeans.getAttribute(name, attribute)).doubleValue();
+                }
+            }
+            throw new IllegalStateException("No plugin metrics for task " + task + " of " + connectorName + " among " + names);
+        } catch (JMException e) {
+            throw new IllegalStateException("Cannot read " + attribute + " of " + connectorName + "-" + task, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read " + attribute + " of " + connectorName + "-" + task, e);
+        }
+    }
+
     public MemoryUsage heap() {
         try {
             return MemoryUsage.from((CompositeData) mbeans.getAttribute(new ObjectName("java.lang:type=Memory"),
