@@ -2,6 +2,7 @@ package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichOutcome;
 import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.enrich.EnrichmentMetrics;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 import org.slf4j.Logger;
@@ -25,14 +26,17 @@ final class EnrichmentStage implements AutoCloseable {
     private final long latenessWaitNanos;
     private final BatchWriter.BadRecordHandler errant;
     private final LongSupplier nanoClock;
+    private final EnrichmentMetrics metrics;
 
-    EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock) {
+    EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
+                    EnrichmentMetrics metrics) {
         this.engine = engine;
         this.lease = lease;
         this.maxHeld = maxHeld;
         this.latenessWaitNanos = engine.config().latenessWaitMs() * 1_000_000L;
         this.errant = errant;
         this.nanoClock = nanoClock;
+        this.metrics = metrics;
     }
 
     /**
@@ -64,8 +68,10 @@ final class EnrichmentStage implements AutoCloseable {
                     break;
                 }
                 outcome = engine.resolveLate(head.record(), head.receivedAt());
+                metrics.late();
             }
             s.held().pollFirst();
+            metrics.released(nanoClock.getAsLong() - head.sinceNanos());
             if (!apply(s, head.record(), outcome)) {
                 throw new IllegalStateException("the enrichment engine answered NotYetVisible to resolveLate");
             }

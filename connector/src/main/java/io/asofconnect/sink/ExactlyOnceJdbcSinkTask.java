@@ -2,6 +2,8 @@ package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.enrich.EnrichmentMetrics;
+import io.asofconnect.enrich.MeteredLookup;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -63,6 +65,8 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private final Revocations revocations = new Revocations();
     /** Volatile: also read by the metrics reporter's thread. */
     private volatile int bufferedRecords;
+    /** Records waiting for the replica's watermark, over all partitions; volatile as {@link #bufferedRecords}. */
+    private volatile int heldRecords;
     private SinkMetrics metrics;
     private Metered metered;
     private int failedAttempts;
@@ -122,9 +126,12 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         EnrichConfig enrichConfig = new EnrichConfig(props);
         ReplicaLease lease = replicas.apply(props);
         try {
-            EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, lease.lookup());
+            EnrichmentMetrics enrichmentMetrics = new EnrichmentMetrics(metered);
+            enrichmentMetrics.heldRecords(() -> heldRecords);
+            EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, new MeteredLookup(lease.lookup(), enrichmentMetrics));
             log.info("Enriching records from table {} of the replica before writing", enrichConfig.table());
-            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), this::onBadRecord, System::nanoTime);
+            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), this::onBadRecord, System::nanoTime,
+                    enrichmentMetrics);
         } catch (RuntimeException e) {
             try {
                 lease.release().close();
@@ -219,10 +226,13 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             }
             if (enrichment != null) {
                 boolean holding = false;
+                int held = 0;
                 for (PartitionState state : partitions.values()) {
                     enrichment.retry(state, context);
                     holding |= !state.held().isEmpty();
+                    held += state.held().size();
                 }
+                heldRecords = held;
                 if (holding) {
                     // Connect polls (and calls put) only as often as it commits offsets when partitions are paused or idle;
                     // a short timeout brings the next put, and the next look at the watermark, sooner.
@@ -314,6 +324,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             }
         }
         bufferedRecords = countBuffered();
+        heldRecords = partitions.values().stream().mapToInt(s -> s.held().size()).sum();
         log.info("Closed {} partitions; {} buffered records dropped (they are re-read by the next owner)", revoked.size(), dropped);
     }
 
@@ -330,6 +341,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         pausedWhenClosed.clear();
         revocations.clear();
         bufferedRecords = 0;
+        heldRecords = 0;
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }
 

@@ -158,6 +158,8 @@ class EnrichmentHostingTest {
             d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, 1L, 2_000)));
             assertThat(d.commit()).as("nothing is answered before the watermark passes the receipt").doesNotContainKey(tp);
             assertThat(d.context.paused).as("held up to the bound, as records ahead of the watermark are").containsExactly(tp);
+            assertThat(d.context.metric("enrich-held-records")).isEqualTo(2);
+            assertThat(d.context.metric("enrich-hits-total")).isZero();
             put(1, "Backdated", 1_500);
             commit(3_499);
             sourceClock.set(9_000);
@@ -167,6 +169,11 @@ class EnrichmentHostingTest {
             d.deliver(List.of());
             assertThat(d.commit()).as("held records keep the time they arrived, not the time they are asked again")
                     .containsEntry(tp, 2L);
+            assertThat(d.context.metric("enrich-held-records")).isZero();
+            assertThat(d.context.metric("enrich-hits-total")).isEqualTo(2);
+            assertThat(d.context.metric("enrich-misses-total")).isZero();
+            assertThat(d.context.metric("enrich-hold-time-ms-max")).isPositive();
+            assertThat(d.context.metric("enrich-late-records-total")).isZero();
         }
         assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
                 .containsExactly("0:Backdated", "1:Backdated");
