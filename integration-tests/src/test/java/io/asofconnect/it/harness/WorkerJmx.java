@@ -3,7 +3,9 @@ package io.asofconnect.it.harness;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.MemoryUsage;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 
 import javax.management.JMException;
 import javax.management.MBeanServerConnection;
@@ -88,6 +90,32 @@ public final class WorkerJmx implements AutoCloseable {
             throw new IllegalStateException("Cannot read " + attribute + " of " + connectorName + "-" + task, e);
         } catch (IOException e) {
             throw new UncheckedIOException("Cannot read " + attribute + " of " + connectorName + "-" + task, e);
+        }
+    }
+
+    /**
+     * Every plugin metric of one connector's tasks (whatever their extra tags: a replica's name, a transform's
+     * alias), each attribute summed over the tasks: what a dashboard summing by connector shows.
+     */
+    public Map<String, Double> pluginMetrics(String connectorName) {
+        try {
+            Map<String, Double> out = new TreeMap<>();
+            for (ObjectName name : mbeans.queryNames(new ObjectName("kafka.connect:type=plugins,*"), null)) {
+                if (!connectorName.equals(unquoted(name.getKeyProperty("connector")))) {
+                    continue;
+                }
+                for (var attribute : mbeans.getMBeanInfo(name).getAttributes()) {
+                    Object v = mbeans.getAttribute(name, attribute.getName());
+                    if (v instanceof Number n) {
+                        out.merge(attribute.getName(), n.doubleValue(), Double::sum);
+                    }
+                }
+            }
+            return out;
+        } catch (JMException e) {
+            throw new IllegalStateException("Cannot read the plugin metrics of " + connectorName, e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot read the plugin metrics of " + connectorName, e);
         }
     }
 
