@@ -2,8 +2,13 @@ package io.asofconnect.transforms;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.enrich.EnrichmentMetrics;
+import io.asofconnect.enrich.MeteredLookup;
+import io.asofconnect.metrics.Metered;
 import io.asofconnect.replica.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.metrics.Monitorable;
+import org.apache.kafka.common.metrics.PluginMetrics;
 import org.apache.kafka.connect.components.Versioned;
 import org.apache.kafka.connect.connector.ConnectRecord;
 import org.apache.kafka.connect.transforms.Transformation;
@@ -40,7 +45,7 @@ import java.util.Optional;
  * Each order value then carries a {@code customers} struct with the customer's columns and
  * {@code __valid_from}/{@code __version}, naming the version that was joined.
  */
-public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>, Versioned {
+public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>, Versioned, Monitorable {
     private static final Logger LOG = LoggerFactory.getLogger(AsOfEnrich.class);
 
     public static final String OVERVIEW_DOC = "Enriches the record value with the row of a replicated Postgres table"
@@ -53,6 +58,7 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     private final LookupSource source;
     private LookupSource.Lease lease;
     private EnrichmentEngine engine;
+    private MeteredLookup lookup;
     /** How much earlier than "now" a record's read-your-writes bound is taken; see {@link #readYourWritesSlackMs}. */
     private long receiptSlackMs;
 
@@ -69,7 +75,8 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
         EnrichConfig config = new EnrichConfig(props);
         LookupSource.Lease acquired = source.acquire(props);
         try {
-            this.engine = new EnrichmentEngine(config, acquired.lookup());
+            this.lookup = new MeteredLookup(acquired.lookup(), EnrichmentMetrics.unpublished());
+            this.engine = new EnrichmentEngine(config, lookup);
         } catch (RuntimeException e) {
             acquired.close();
             throw e;
@@ -98,6 +105,14 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
         ConfigDef.ConfigKey key = CONFIG_DEF.configKeys().get(name);
         Object value = props.containsKey(name) ? props.get(name) : key.defaultValue;
         return (Long) ConfigDef.parseType(name, value, key.type);
+    }
+
+    /** Connect hands the transform its metrics after {@link #configure}: lookups counted from then on are published. */
+    @Override
+    public void withPluginMetrics(PluginMetrics metrics) {
+        if (lookup != null) {
+            lookup.countInto(new EnrichmentMetrics(new Metered(metrics)));
+        }
     }
 
     @Override

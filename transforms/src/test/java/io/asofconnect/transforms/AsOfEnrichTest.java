@@ -13,6 +13,7 @@ import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import io.asofconnect.metrics.LocalPluginMetrics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +69,29 @@ class AsOfEnrichTest {
         assertThat(((Struct) out.value()).getStruct("customers").getString("name")).isEqualTo("Alice");
         t.close();
         assertThat(held).hasValue(0);
+    }
+
+    @Test
+    void lookupsArePublishedThroughThePluginMetricsConnectHandsIt() {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        t.configure(Fixtures.props());
+        try (LocalPluginMetrics metrics = new LocalPluginMetrics()) {
+            t.withPluginMetrics(metrics);
+            t.apply(Fixtures.order(1, 7, 2_000));
+            t.apply(Fixtures.order(2, 7, 3_000));
+            t.apply(Fixtures.order(3, 99, 2_000));
+            assertThat(metric(metrics, "enrich-lookups-total")).isEqualTo(3);
+            assertThat(metric(metrics, "enrich-hits-total")).isEqualTo(2);
+            assertThat(metric(metrics, "enrich-misses-total")).isEqualTo(1);
+            assertThat(metric(metrics, "enrich-out-of-history-total")).isZero();
+        } finally {
+            t.close();
+        }
+    }
+
+    private static double metric(LocalPluginMetrics metrics, String name) {
+        return metrics.registry().metrics().entrySet().stream().filter(e -> e.getKey().name().equals(name))
+                .map(e -> ((Number) e.getValue().metricValue()).doubleValue()).findFirst().orElseThrow();
     }
 
     @Test
