@@ -68,20 +68,21 @@ public final class MapDbVersionStore implements VersionStore {
     private final ChangeLog log;
     private final MemoryStore mem;
     private final OpenOutcome outcome;
-    private final long minCheckpointBytes;
+    /** 0: checkpoint past max(MIN_CHECKPOINT_BYTES, the last checkpoint's size); else past this many journal bytes. */
+    private final long checkpointEvery;
     private Journal journal;
     private long generation;
     private long checkpointBytes;
     private volatile boolean closed;
 
-    private MapDbVersionStore(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long minCheckpointBytes) {
+    private MapDbVersionStore(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
         this.file = file;
         this.files = new StoreFiles(file);
         this.lock = lock;
         this.log = new ChangeLog();
         this.mem = new MemoryStore(file, options.schemaCacheSize(), log);
         this.outcome = outcome;
-        this.minCheckpointBytes = minCheckpointBytes;
+        this.checkpointEvery = checkpointEvery;
     }
 
     /**
@@ -90,15 +91,19 @@ public final class MapDbVersionStore implements VersionStore {
      * @throws StoreLockedException when another store instance, in this or another process, has it open
      */
     public static MapDbVersionStore open(Path file, StoreOptions options) {
-        return open(file, options, MIN_CHECKPOINT_BYTES);
+        return open(file, options, 0);
     }
 
-    /** As {@link #open(Path, StoreOptions)}, checkpointing once the journal passes {@code minCheckpointBytes} (tests force frequent checkpoints). */
-    static MapDbVersionStore open(Path file, StoreOptions options, long minCheckpointBytes) {
+    /**
+     * As {@link #open(Path, StoreOptions)}, but checkpointing whenever the journal passes
+     * {@code checkpointEvery} bytes, however large the last checkpoint: tests use it to force frequent
+     * checkpoints. The production rule is {@code checkpointEvery = 0}.
+     */
+    static MapDbVersionStore open(Path file, StoreOptions options, long checkpointEvery) {
         Path abs = file.toAbsolutePath();
         StoreFileLock lock = StoreFileLock.acquire(abs);
         try {
-            MapDbVersionStore store = openLocked(abs, lock, options, minCheckpointBytes);
+            MapDbVersionStore store = openLocked(abs, lock, options, checkpointEvery);
             LOG.info("Version store {} open: {} ({})", abs.getFileName(), store.outcome.kind(), store.outcome.reason());
             return store;
         } catch (RuntimeException | Error e) {
@@ -107,18 +112,18 @@ public final class MapDbVersionStore implements VersionStore {
         }
     }
 
-    private static MapDbVersionStore openLocked(Path file, StoreFileLock lock, StoreOptions options, long minBytes) {
+    private static MapDbVersionStore openLocked(Path file, StoreFileLock lock, StoreOptions options, long checkpointEvery) {
         if (!Files.exists(file)) {
             if (StoreFiles.dataFiles(file).isEmpty()) {
-                return createFresh(file, lock, options, OpenOutcome.created(), minBytes);
+                return createFresh(file, lock, options, OpenOutcome.created(), checkpointEvery);
             }
-            return rebuild(file, lock, options, "store files without their manifest " + file.getFileName(), minBytes);
+            return rebuild(file, lock, options, "store files without their manifest " + file.getFileName(), checkpointEvery);
         }
         Optional<String> damage = Quarantine.damageReason(file);
         if (damage.isPresent()) {
-            return rebuild(file, lock, options, "marked damaged when it was last used: " + damage.get(), minBytes);
+            return rebuild(file, lock, options, "marked damaged when it was last used: " + damage.get(), checkpointEvery);
         }
-        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, OpenOutcome.reopened(), minBytes);
+        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, OpenOutcome.reopened(), checkpointEvery);
         try {
             store.load();
             return store;
@@ -128,7 +133,7 @@ public final class MapDbVersionStore implements VersionStore {
                 throw (VirtualMachineError) e;
             }
             String reason = e instanceof StoreCorruptedException c ? c.what() : "the store could not be read: " + e;
-            return rebuild(file, lock, options, reason, minBytes);
+            return rebuild(file, lock, options, reason, checkpointEvery);
         }
     }
 
@@ -145,15 +150,15 @@ public final class MapDbVersionStore implements VersionStore {
         files.deleteOtherGenerations(generation);
     }
 
-    private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long minBytes) {
+    private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long checkpointEvery) {
         Path aside = Quarantine.moveAside(file);
         LOG.warn("Version store {} is unusable and was moved aside to {}; starting an empty store, the replica must take a new snapshot. Reason: {}",
                 file.getFileName(), aside.getFileName(), reason);
-        return createFresh(file, lock, options, OpenOutcome.rebuilt(reason, aside), minBytes);
+        return createFresh(file, lock, options, OpenOutcome.rebuilt(reason, aside), checkpointEvery);
     }
 
-    private static MapDbVersionStore createFresh(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long minBytes) {
-        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, outcome, minBytes);
+    private static MapDbVersionStore createFresh(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
+        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, outcome, checkpointEvery);
         try {
             store.switchGeneration(1);
             return store;
@@ -344,7 +349,9 @@ public final class MapDbVersionStore implements VersionStore {
         }
         log.clear();
         mem.onCommit();
-        if (journal.size() > Math.max(minCheckpointBytes, checkpointBytes)) {
+        // Rewriting the base only once the journal is as large as it keeps the cost of checkpoints at ~2x the data written.
+        long threshold = checkpointEvery > 0 ? checkpointEvery : Math.max(MIN_CHECKPOINT_BYTES, checkpointBytes);
+        if (journal.size() > threshold) {
             checkpoint();
         }
     }
