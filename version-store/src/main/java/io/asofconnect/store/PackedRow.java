@@ -88,38 +88,44 @@ final class PackedRow {
         return c == 0 ? Integer.compare(ordinal(row, i), ordinal) : c;
     }
 
-    /** A new row holding {@code row}'s versions (none if null) plus this one, replacing one at the same position. */
+    /**
+     * A new row holding {@code row}'s versions (none if null) plus this one, replacing one at the same
+     * position. Header entries and bodies move in bulk (two or three array copies), so a put costs the
+     * row's size in bytes, not one allocation per version.
+     */
     static byte[] with(byte[] row, long validFrom, long lsn, int ordinal, byte[] body) {
         if (row == null) {
-            return build(new long[]{validFrom}, new long[]{lsn}, new int[]{ordinal}, new byte[][]{body});
+            byte[] out = new byte[HEAD + ENTRY + body.length];
+            INT.set(out, 0, 1);
+            setEntry(out, 0, validFrom, lsn, ordinal, out.length);
+            System.arraycopy(body, 0, out, HEAD + ENTRY, body.length);
+            return out;
         }
         int n = count(row);
         int at = indexOf(row, validFrom, lsn, ordinal);
         boolean replace = at >= 0;
         int pos = replace ? at : -at - 1;
         int m = replace ? n : n + 1;
-        long[] vf = new long[m];
-        long[] ls = new long[m];
-        int[] ord = new int[m];
-        byte[][] bodies = new byte[m][];
-        for (int i = 0, j = 0; i < m; i++) {
-            if (i == pos) {
-                vf[i] = validFrom;
-                ls[i] = lsn;
-                ord[i] = ordinal;
-                bodies[i] = body;
-                if (replace) {
-                    j++;
-                }
-            } else {
-                vf[i] = validFrom(row, j);
-                ls[i] = lsn(row, j);
-                ord[i] = ordinal(row, j);
-                bodies[i] = body(row, j);
-                j++;
-            }
-        }
-        return build(vf, ls, ord, bodies);
+        int oldHead = HEAD + n * ENTRY;
+        int newHead = HEAD + m * ENTRY;
+        int cut = oldStart(row, pos);
+        int resume = replace ? bodyEnd(row, pos) : cut;
+        byte[] out = new byte[row.length - (resume - cut) + body.length + (newHead - oldHead)];
+        INT.set(out, 0, m);
+        // Entries and bodies before the new version move by the header's growth...
+        System.arraycopy(row, HEAD, out, HEAD, pos * ENTRY);
+        shiftEnds(out, 0, pos, newHead - oldHead);
+        System.arraycopy(row, oldHead, out, newHead, cut - oldHead);
+        int newStart = newHead + cut - oldHead;
+        System.arraycopy(body, 0, out, newStart, body.length);
+        setEntry(out, pos, validFrom, lsn, ordinal, newStart + body.length);
+        // ...and those after it also by the new body's size less the one it replaced.
+        int after = n - (replace ? pos + 1 : pos);
+        int from = replace ? pos + 1 : pos;
+        System.arraycopy(row, HEAD + from * ENTRY, out, HEAD + (pos + 1) * ENTRY, after * ENTRY);
+        shiftEnds(out, pos + 1, pos + 1 + after, newStart + body.length - resume);
+        System.arraycopy(row, resume, out, newStart + body.length, row.length - resume);
+        return out;
     }
 
     /** A new row without the versions {@code [0, drop)}, or null if none would remain. */
@@ -129,42 +135,34 @@ final class PackedRow {
         if (m <= 0) {
             return null;
         }
-        long[] vf = new long[m];
-        long[] ls = new long[m];
-        int[] ord = new int[m];
-        byte[][] bodies = new byte[m][];
-        for (int i = 0; i < m; i++) {
-            vf[i] = validFrom(row, i + drop);
-            ls[i] = lsn(row, i + drop);
-            ord[i] = ordinal(row, i + drop);
-            bodies[i] = body(row, i + drop);
-        }
-        return build(vf, ls, ord, bodies);
-    }
-
-    static byte[] body(byte[] row, int i) {
-        return java.util.Arrays.copyOfRange(row, bodyStart(row, i), bodyEnd(row, i));
-    }
-
-    private static byte[] build(long[] vf, long[] ls, int[] ord, byte[][] bodies) {
-        int n = vf.length;
-        int size = HEAD + n * ENTRY;
-        for (byte[] b : bodies) {
-            size += b.length;
-        }
-        byte[] out = new byte[size];
-        INT.set(out, 0, n);
-        int end = HEAD + n * ENTRY;
-        for (int i = 0; i < n; i++) {
-            int p = HEAD + i * ENTRY;
-            System.arraycopy(bodies[i], 0, out, end, bodies[i].length);
-            end += bodies[i].length;
-            LONG.set(out, p, vf[i]);
-            LONG.set(out, p + 8, ls[i]);
-            INT.set(out, p + 16, ord[i]);
-            INT.set(out, p + 20, end);
-        }
+        int newHead = HEAD + m * ENTRY;
+        int keepFrom = oldStart(row, drop);
+        byte[] out = new byte[newHead + row.length - keepFrom];
+        INT.set(out, 0, m);
+        System.arraycopy(row, HEAD + drop * ENTRY, out, HEAD, m * ENTRY);
+        shiftEnds(out, 0, m, newHead - keepFrom);
+        System.arraycopy(row, keepFrom, out, newHead, row.length - keepFrom);
         return out;
+    }
+
+    /** Where body {@code i} starts, for {@code i} in {@code [0, count]} ({@code count}: the array's end). */
+    private static int oldStart(byte[] row, int i) {
+        return i == 0 ? HEAD + count(row) * ENTRY : bodyEnd(row, i - 1);
+    }
+
+    private static void shiftEnds(byte[] out, int from, int to, int by) {
+        for (int i = from; i < to; i++) {
+            int p = HEAD + i * ENTRY + 20;
+            INT.set(out, p, (int) INT.get(out, p) + by);
+        }
+    }
+
+    private static void setEntry(byte[] out, int i, long validFrom, long lsn, int ordinal, int bodyEnd) {
+        int p = HEAD + i * ENTRY;
+        LONG.set(out, p, validFrom);
+        LONG.set(out, p + 8, lsn);
+        INT.set(out, p + 16, ordinal);
+        INT.set(out, p + 20, bodyEnd);
     }
 
     /**
