@@ -67,9 +67,9 @@ final class ChangeLog {
         return ops == 0;
     }
 
-    /** The payload of everything logged since the last take or clear. */
-    byte[] payload() {
-        return out.toByteArray();
+    /** Appends everything logged since the last clear to {@code journal} as one record. */
+    void appendTo(Journal journal) {
+        journal.append(out.array(), out.size());
     }
 
     void clear() {

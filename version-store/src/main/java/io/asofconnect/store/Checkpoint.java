@@ -170,6 +170,20 @@ final class Checkpoint {
                 digest.update(value, 0, 4);
             }
             int chunk = ByteBuffer.wrap(key).getInt(key.length - 4);
+            boolean last = value[4] == 1;
+            if (chunk == 0 && last && pending == null) {
+                // The common case, a row in one chunk: no buffer, one copy.
+                byte[] bytes = Arrays.copyOfRange(value, 5, value.length);
+                if (isState) {
+                    restoreState(bytes, format, generation, store);
+                    if (it.hasNext()) {
+                        throw damaged("entries follow the store state");
+                    }
+                    return;
+                }
+                loadRow(key, key.length - 4, bytes, store);
+                continue;
+            }
             byte[] prefix = Arrays.copyOf(key, key.length - 4);
             if (chunk == 0) {
                 if (pending != null) {
@@ -182,7 +196,7 @@ final class Checkpoint {
             }
             pending.write(value, 5, value.length - 5);
             expectedChunk = chunk + 1;
-            if (value[4] == 1) {
+            if (last) {
                 byte[] bytes = pending.toByteArray();
                 pending = null;
                 expectedChunk = 0;
@@ -193,20 +207,21 @@ final class Checkpoint {
                     }
                     return;
                 }
-                loadRow(prefix, bytes, store);
+                loadRow(prefix, prefix.length, bytes, store);
             }
         }
         throw damaged("the store state is missing (the file is cut short)");
     }
 
-    private void loadRow(byte[] prefix, byte[] row, MemoryStore store) {
+    /** Loads a row whose key is {@code key[0, prefixLength)}: table id, then row key. */
+    private void loadRow(byte[] key, int prefixLength, byte[] row, MemoryStore store) {
         try {
             PackedRow.check(row);
         } catch (MalformedEncodingException e) {
             throw damaged("a row does not decode: " + e.getMessage());
         }
-        int table = ByteBuffer.wrap(prefix).getInt(0);
-        store.rows.load(table, Arrays.copyOfRange(prefix, 4, prefix.length), row);
+        int table = ByteBuffer.wrap(key).getInt(0);
+        store.rows.load(table, Arrays.copyOfRange(key, 4, prefixLength), row);
     }
 
     private void restoreState(byte[] bytes, int format, long generation, MemoryStore store) {

@@ -156,21 +156,29 @@ final class Journal implements AutoCloseable {
         return false;
     }
 
-    /** Appends one commit record and forces it to disk; the commit is durable when this returns. */
-    void append(byte[] payload) {
+    /**
+     * Appends one commit record, {@code payload[0, length)}, and forces it to disk; the commit is
+     * durable when this returns. The payload is written from the caller's buffer, not copied: a bulk
+     * commit can be hundreds of MB.
+     */
+    void append(byte[] payload, int length) {
         if (broken) {
             throw new IllegalStateException("an earlier append to the journal " + file.getFileName() + " failed; reopen the store");
         }
-        ByteBuffer rec = ByteBuffer.allocate(RECORD_HEADER + payload.length);
-        rec.putInt(payload.length).putInt(checksum(payload.length, nextSequence, payload)).putLong(nextSequence).put(payload);
+        CRC32C c = new CRC32C();
+        update(c, length, nextSequence);
+        c.update(payload, 0, length);
+        ByteBuffer head = ByteBuffer.allocate(RECORD_HEADER);
+        head.putInt(length).putInt((int) c.getValue()).putLong(nextSequence).flip();
         try {
-            writeFully(channel, rec.rewind(), size);
+            writeFully(channel, head, size);
+            writeFully(channel, ByteBuffer.wrap(payload, 0, length), size + RECORD_HEADER);
             channel.force(false);
         } catch (IOException e) {
             undoAppend();
             throw new UncheckedIOException("cannot append a commit to the journal " + file.getFileName(), e);
         }
-        size += rec.capacity();
+        size += RECORD_HEADER + length;
         nextSequence++;
     }
 

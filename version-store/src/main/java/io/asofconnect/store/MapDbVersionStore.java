@@ -345,7 +345,7 @@ public final class MapDbVersionStore implements VersionStore {
     @Override
     public void commit() {
         if (!log.isEmpty()) {
-            journal.append(log.payload());
+            log.appendTo(journal);
         }
         log.clear();
         mem.onCommit();
