@@ -211,7 +211,19 @@ public final class MapDbVersionStore implements VersionStore {
         log.put(id, rowKey, version.validFrom(), p.lsn(), p.ordinal(), body);
     }
 
+    /**
+     * Reads of a closed store fail, as they did when reads went to MapDB's closed volume: the replica
+     * retires a store by closing it (RetiringLookup turns this into a retriable error), and a reader
+     * must not go on answering from a store whose writer stopped.
+     */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("version store " + file.getFileName() + " is closed");
+        }
+    }
+
     private byte[] row(String table, RowKey key) {
+        checkOpen();
         int id = mem.tables.id(table);
         return id == 0 ? null : mem.rows.get(id, key.encoded());
     }
@@ -267,7 +279,9 @@ public final class MapDbVersionStore implements VersionStore {
     /** The table's keys as of this call, in key order (sorted per call: keys() serves rebuilds and tests, not lookups). */
     @Override
     public Iterable<RowKey> keys(String table) {
+        checkOpen();
         return () -> {
+            checkOpen();
             int id = mem.tables.id(table);
             List<byte[]> sorted = id == 0 ? List.of() : mem.rows.sortedKeys(id);
             return sorted.stream().map(RowKey::decode).iterator();
@@ -291,6 +305,7 @@ public final class MapDbVersionStore implements VersionStore {
 
     @Override
     public Map<ByteBuffer, ByteBuffer> offsets() {
+        checkOpen();
         return mem.meta.offsets();
     }
 
@@ -317,6 +332,7 @@ public final class MapDbVersionStore implements VersionStore {
 
     @Override
     public Optional<String> meta(String key) {
+        checkOpen();
         return mem.meta.meta(key);
     }
 

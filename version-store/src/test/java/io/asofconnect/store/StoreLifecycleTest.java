@@ -153,6 +153,17 @@ class StoreLifecycleTest {
     }
 
     @Test
+    void readsOfAClosedStoreFail() {
+        MapDbVersionStore s = open();
+        s.put(T, RowKey.of(1), v(10, 1, 100));
+        s.commit();
+        s.close();
+        assertThatThrownBy(() -> s.floor(T, RowKey.of(1), 10)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> s.latest(T, RowKey.of(1))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(s::offsets).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void reservedMetaKeysAreRejected() {
         try (MapDbVersionStore s = open()) {
             assertThatThrownBy(() -> s.setMeta("store.watermark", "1")).isInstanceOf(IllegalArgumentException.class)
