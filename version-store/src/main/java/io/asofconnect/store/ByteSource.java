@@ -13,9 +13,17 @@ final class ByteSource {
     private final int end;
 
     ByteSource(byte[] buf, int offset) {
+        this(buf, offset, buf.length);
+    }
+
+    /** Reads {@code buf[offset, end)} only: a slice of a larger array, such as one version of a packed row. */
+    ByteSource(byte[] buf, int offset, int end) {
+        if (offset < 0 || end > buf.length || offset > end) {
+            throw new MalformedEncodingException("slice [" + offset + ", " + end + ") outside " + buf.length + " bytes");
+        }
         this.buf = buf;
         this.pos = offset;
-        this.end = buf.length;
+        this.end = end;
     }
 
     private void need(int n) {

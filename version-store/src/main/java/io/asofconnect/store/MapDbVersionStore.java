@@ -4,121 +4,85 @@ import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.SourcePosition;
 import io.asofconnect.lookup.Version;
 import io.asofconnect.lookup.VersionId;
-import org.mapdb.BTreeMap;
-import org.mapdb.DB;
-import org.mapdb.DBException;
-import org.mapdb.DBMaker;
-import org.mapdb.Serializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.NoSuchElementException;
 import java.util.Optional;
-import java.util.concurrent.locks.StampedLock;
-import java.util.function.Supplier;
-import java.util.zip.CRC32C;
 
 /**
- * The version store in one MapDB 3.1.0 file, written through MapDB's write-ahead log
- * ({@code transactionEnable}): a {@link #commit()} is one {@code db.commit()}, so versions, offsets and
- * the watermark become durable together, and a crash reopens at the last commit.
+ * The version store: every version in memory, durable as a MapDB checkpoint plus a journal of the
+ * commits since (format {@value #FORMAT_VERSION}).
  *
- * <p>Layout of the file (format {@value #FORMAT_VERSION}):
- * <ul>
- *   <li>{@code versions}: BTreeMap byte[] → byte[]. The key is {@link VersionKey}: table id, row key
- *       bytes, valid-from, lsn, ordinal, in one array whose unsigned byte order is the store's order,
- *       so one row's versions are contiguous and in (valid-from, position) order; MapDB compares keys
- *       without decoding them and stores each node's common prefix once ({@code BYTE_ARRAY_DELTA}).
- *       The value is {@link VersionCodec}: a CRC32C over key and value, then kind (with a mark on the
- *       row's oldest version), schema id and the row encoded by walking its schema ({@link RowCodec}).</li>
- *   <li>{@code schemas}: BTreeMap schema id → schema bytes, each distinct row schema once
- *       ({@link SchemaRegistry}).</li>
- *   <li>{@code offsets}: BTreeMap byte[] → byte[], the engine's source offsets.</li>
- *   <li>{@code meta}: BTreeMap String → String: the caller's metadata, plus the reserved keys
- *       {@value #FORMAT_KEY}, {@value #WATERMARK_KEY}, {@value #HISTORY_START_KEY}, the table
- *       dictionary ({@link TableDictionary}) and {@value #INTEGRITY_KEY} (a CRC32C over every other
- *       meta entry and every offset, refreshed on each commit).</li>
- * </ul>
+ * <p>Memory is the index ({@link MemoryStore}): per table, row key → the row's whole history packed
+ * in one immutable array ({@link PackedRow}). A lookup is one hash get and a binary search, and
+ * decodes only the version it returns, into a fresh Version. The one writer publishes a new array
+ * per touched row; readers never lock and never wait for a commit or a checkpoint.
  *
- * <p>Opening an existing file reads it back before trusting it (see {@link StoreOptions.Verification}):
- * a file MapDB cannot open, a format version other than {@value #FORMAT_VERSION} (format 1 files
- * included: the replica takes a new snapshot), a failed checksum, or a WAL with no store file is moved
- * aside ({@link Quarantine}) and a fresh, empty store is created: {@link OpenOutcome.Kind#REBUILT}.
- * Damage found later, on a read, is a {@link StoreCorruptedException}, never a wrong row. MapDB does
- * not support record checksums together with transactions, so B-tree nodes carry none. Every lookup
- * of a row ({@link #floor}, {@link #latest}, {@link #history}) is one forward walk: one descent to the
- * row's first key, then its versions in leaf order up to the first one past the probe. A damaged
- * separator that routes the descent too far left is absorbed (MapDB follows leaf links to the
- * right); one that routes it too far right would skip the row's oldest versions, and is caught
- * because the first version reached must carry the row's "oldest" mark ({@link VersionCodec#FIRST},
- * covered by its checksum; the writer keeps exactly one version per row marked). A damaged leaf link
- * in the middle of a row's versions is not detected; {@link #find} (a point get) has no cross-check
- * and can answer "no such version" for a version behind a damaged separator.
+ * <p>Files, all named after the store path ({@link StoreFiles}): the path itself is the
+ * {@link Manifest}, naming generation {@code G}; {@code <path>.checkpoint-G} is an immutable MapDB
+ * {@code SortedTableMap} with every row and the store's state, each entry checksummed
+ * ({@link Checkpoint}); {@code <path>.journal-G} holds one checksummed record per commit since that
+ * checkpoint ({@link Journal}, {@link ChangeLog}). {@link #commit()} appends one record and forces it.
+ * When the journal outgrows max({@value #MIN_CHECKPOINT_BYTES} bytes, the last checkpoint's size),
+ * the next commit writes checkpoint {@code G+1} and an empty journal {@code G+1}, switches the
+ * manifest atomically, then deletes generation {@code G}; {@link #close()} does the same if the
+ * journal holds any commit. A crash anywhere in that sequence leaves the manifest naming a complete
+ * generation; files of other generations are leftovers and deleted on open.
  *
- * <p>Threads: one writer (every mutating method, {@link #commit()}, {@link #rollback()}); any number of
- * concurrent readers. Each single modification of a map takes a {@link StampedLock} exclusively;
- * readers run optimistically and repeat under the read lock if a modification overlapped them (MapDB
- * 3.1.0's B-tree lost entries to concurrent reads during node splits without such a lock, see
- * StoreConcurrencyTest). {@code db.commit()} runs without it, and reads during commits are tested.
+ * <p>MapDB's own write-ahead log ({@code transactionEnable}) is no longer used: with it, every
+ * {@code db.commit()} forced every 1 MB slice of the whole file (9 ms per commit at 100 MB, 170 ms at
+ * 2.4 GB) while holding the locks lookups need, and SIGKILLs of such files lost committed versions
+ * once, left records MapDB itself could no longer read ("Record does not exist, recid=0"), and
+ * exhausted a 128 MB heap after ~59 reopens (StoreCrashTest). A journal append costs the size of its
+ * batch, and MapDB keeps the part it is good at: an immutable, sequentially written sorted table.
+ *
+ * <p>Opening reads the checkpoint whole, verifying every checksum, then replays the journal. A record
+ * torn at the journal's tail by a crash during its append is dropped (that commit never returned).
+ * Anything else (a missing or damaged manifest, checkpoint or journal, a failing record with valid
+ * ones after it, another format, such as the format 2 MapDB file of earlier builds) moves every file
+ * of the store aside ({@link Quarantine}) and opens an empty store: {@link OpenOutcome.Kind#REBUILT}.
+ * Damage found later, on a read, is a {@link StoreCorruptedException} and a damage marker, so that
+ * the next open rebuilds.
  */
 public final class MapDbVersionStore implements VersionStore {
     private static final Logger LOG = LoggerFactory.getLogger(MapDbVersionStore.class);
 
-    /** Format 2: byte-array version keys with a table dictionary; format 1 (tuple keys) files are rebuilt. */
-    public static final String FORMAT_VERSION = "2";
-    static final String FORMAT_KEY = "store.format";
-    static final String WATERMARK_KEY = "store.watermark";
-    static final String HISTORY_START_KEY = "store.historyStart";
-    static final String INTEGRITY_KEY = "store.integrity";
+    /** Format 3: checkpoint + journal + manifest; format 2 (one MapDB B-tree file through MapDB's WAL) is rebuilt. */
+    public static final String FORMAT_VERSION = "3";
+    private static final int FORMAT = 3;
     private static final String RESERVED_PREFIX = "store.";
-    /** Versions read from each end of the versions map when opening with {@link StoreOptions.Verification#SAMPLE}. */
-    public static final int VERIFY_SAMPLE = 1000;
-    /** Keys per B-tree node: MapDB decodes a whole node per visit, so this trades depth against node size. */
-    static final int MAX_NODE_SIZE = 32;
+    /** The journal size below which no checkpoint is taken, however small the last one. */
+    static final long MIN_CHECKPOINT_BYTES = 64L << 20;
 
     private final Path file;
+    private final StoreFiles files;
     private final StoreFileLock lock;
-    private final DB db;
-    private final BTreeMap<byte[], byte[]> versions;
-    private final BTreeMap<byte[], byte[]> offsets;
-    private final BTreeMap<String, String> meta;
-    private final SchemaRegistry schemas;
-    private final TableDictionary tables;
-    private final VersionCodec codec;
+    private final ChangeLog log;
+    private final MemoryStore mem;
     private final OpenOutcome outcome;
-    private volatile long committedWatermark;
-    private volatile long historyStart;
+    /** 0: checkpoint past max(MIN_CHECKPOINT_BYTES, the last checkpoint's size); else past this many journal bytes. */
+    private final long checkpointEvery;
+    private Journal journal;
+    private long generation;
+    private long checkpointBytes;
     private volatile boolean closed;
-    /**
-     * Guards every map access against the one writer's modifications. MapDB 3.1.0's B-tree is meant to
-     * allow lock-free reads, but StoreConcurrencyTest caught reads missing an entry committed long
-     * before while the writer was putting other keys (node splits). Each single modification takes
-     * this lock exclusively; readers read optimistically and validate, so they neither block each
-     * other nor the writer; commits and the writer's own iteration do not take it.
-     */
-    private final StampedLock rw = new StampedLock();
 
-    private MapDbVersionStore(Path file, StoreFileLock lock, DB db, StoreOptions options, OpenOutcome outcome) {
+    private MapDbVersionStore(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
         this.file = file;
+        this.files = new StoreFiles(file);
         this.lock = lock;
-        this.db = db;
-        this.meta = db.treeMap("meta", Serializer.STRING, Serializer.STRING).createOrOpen();
-        this.versions = db.treeMap("versions", Serializer.BYTE_ARRAY_DELTA, Serializer.BYTE_ARRAY)
-                .maxNodeSize(MAX_NODE_SIZE).createOrOpen();
-        this.offsets = db.treeMap("offsets", Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY).createOrOpen();
-        this.tables = new TableDictionary(file, meta);
-        this.schemas = new SchemaRegistry(file, db.treeMap("schemas", Serializer.LONG, Serializer.BYTE_ARRAY).createOrOpen(),
-                options.schemaCacheSize());
-        this.codec = new VersionCodec(file, schemas);
+        this.log = new ChangeLog();
+        this.mem = new MemoryStore(file, options.schemaCacheSize(), log);
         this.outcome = outcome;
+        this.checkpointEvery = checkpointEvery;
     }
 
     /**
@@ -127,10 +91,19 @@ public final class MapDbVersionStore implements VersionStore {
      * @throws StoreLockedException when another store instance, in this or another process, has it open
      */
     public static MapDbVersionStore open(Path file, StoreOptions options) {
+        return open(file, options, 0);
+    }
+
+    /**
+     * As {@link #open(Path, StoreOptions)}, but checkpointing whenever the journal passes
+     * {@code checkpointEvery} bytes, however large the last checkpoint: tests use it to force frequent
+     * checkpoints. The production rule is {@code checkpointEvery = 0}.
+     */
+    static MapDbVersionStore open(Path file, StoreOptions options, long checkpointEvery) {
         Path abs = file.toAbsolutePath();
         StoreFileLock lock = StoreFileLock.acquire(abs);
         try {
-            MapDbVersionStore store = openLocked(abs, lock, options);
+            MapDbVersionStore store = openLocked(abs, lock, options, checkpointEvery);
             LOG.info("Version store {} open: {} ({})", abs.getFileName(), store.outcome.kind(), store.outcome.reason());
             return store;
         } catch (RuntimeException | Error e) {
@@ -139,352 +112,188 @@ public final class MapDbVersionStore implements VersionStore {
         }
     }
 
-    private static MapDbVersionStore openLocked(Path file, StoreFileLock lock, StoreOptions options) {
+    private static MapDbVersionStore openLocked(Path file, StoreFileLock lock, StoreOptions options, long checkpointEvery) {
         if (!Files.exists(file)) {
-            if (Quarantine.walFiles(file).isEmpty()) {
-                return createFresh(file, lock, options, OpenOutcome.created());
+            if (StoreFiles.dataFiles(file).isEmpty()) {
+                return createFresh(file, lock, options, OpenOutcome.created(), checkpointEvery);
             }
-            return rebuild(file, lock, options, "write-ahead log files without their store file");
+            return rebuild(file, lock, options, "store files without their manifest " + file.getFileName(), checkpointEvery);
         }
-        java.util.Optional<String> damage = Quarantine.damageReason(file);
+        Optional<String> damage = Quarantine.damageReason(file);
         if (damage.isPresent()) {
-            return rebuild(file, lock, options, "marked damaged when it was last used: " + damage.get());
+            return rebuild(file, lock, options, "marked damaged when it was last used: " + damage.get(), checkpointEvery);
         }
-        DB db = null;
+        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, OpenOutcome.reopened(), checkpointEvery);
         try {
-            db = maker(file, options).make();
-            checkFormat(file, db);
-            MapDbVersionStore store = new MapDbVersionStore(file, lock, db, options, OpenOutcome.reopened());
-            store.verify(options.verification());
+            store.load();
             return store;
-        } catch (DBException.FileLocked e) {
-            closeQuietly(db);
-            throw new StoreLockedException(file, e);
         } catch (Throwable e) {
-            closeQuietly(db);
+            store.closeJournal();
             if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError) && !(e instanceof StackOverflowError)) {
                 throw (VirtualMachineError) e;
             }
-            String reason = e instanceof StoreCorruptedException c ? c.what() : "MapDB could not open the file: " + e;
-            return rebuild(file, lock, options, reason);
+            String reason = e instanceof StoreCorruptedException c ? c.what() : "the store could not be read: " + e;
+            return rebuild(file, lock, options, reason, checkpointEvery);
         }
     }
 
-    private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason) {
+    private void load() throws IOException {
+        generation = Manifest.read(file, FORMAT);
+        Path checkpoint = files.checkpoint(generation);
+        Checkpoint.load(checkpoint, FORMAT, generation, mem);
+        checkpointBytes = Files.size(checkpoint);
+        Path journalFile = files.journal(generation);
+        if (!Files.isRegularFile(journalFile)) {
+            throw new StoreCorruptedException(file, "the manifest names journal " + journalFile.getFileName() + ", which does not exist");
+        }
+        journal = Journal.replay(journalFile, FORMAT, generation, payload -> ChangeLog.replay(file, payload, mem));
+        files.deleteOtherGenerations(generation);
+    }
+
+    private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long checkpointEvery) {
         Path aside = Quarantine.moveAside(file);
         LOG.warn("Version store {} is unusable and was moved aside to {}; starting an empty store, the replica must take a new snapshot. Reason: {}",
                 file.getFileName(), aside.getFileName(), reason);
-        return createFresh(file, lock, options, OpenOutcome.rebuilt(reason, aside));
+        return createFresh(file, lock, options, OpenOutcome.rebuilt(reason, aside), checkpointEvery);
     }
 
-    private static MapDbVersionStore createFresh(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome) {
-        DB db = maker(file, options).make();
+    private static MapDbVersionStore createFresh(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
+        MapDbVersionStore store = new MapDbVersionStore(file, lock, options, outcome, checkpointEvery);
         try {
-            MapDbVersionStore store = new MapDbVersionStore(file, lock, db, options, outcome);
-            store.meta.put(FORMAT_KEY, FORMAT_VERSION);
-            store.commit();
-            store.loadCachedMeta();
-            store.tables.reload();
+            store.switchGeneration(1);
             return store;
-        } catch (RuntimeException e) {
-            closeQuietly(db);
-            throw e;
+        } catch (IOException e) {
+            store.closeJournal();
+            throw new UncheckedIOException("cannot create the version store " + file.getFileName() + "; check its directory is writable", e);
         }
-    }
-
-    private static DBMaker.Maker maker(Path file, StoreOptions options) {
-        DBMaker.Maker m = DBMaker.fileDB(file.toFile()).transactionEnable();
-        return options.memoryMapped() ? m.fileMmapEnableIfSupported() : m.fileChannelEnable();
-    }
-
-    private static void closeQuietly(DB db) {
-        if (db != null) {
-            try {
-                db.close();
-            } catch (RuntimeException | Error ignored) {
-                // The file is damaged or half-open; it is being moved aside or was never ours.
-            }
-        }
-    }
-
-    /** Before any map is opened with this format's serializers: an older file is rebuilt, not misread. */
-    private static void checkFormat(Path file, DB db) {
-        String format = db.exists("meta") ? db.treeMap("meta", Serializer.STRING, Serializer.STRING).open().get(FORMAT_KEY) : null;
-        if (!FORMAT_VERSION.equals(format)) {
-            throw new StoreCorruptedException(file, format == null
-                    ? "no format version (the file is not a version store, or its creation was interrupted)"
-                    : "format version " + format + ", this build reads " + FORMAT_VERSION);
-        }
-    }
-
-    private void verify(StoreOptions.Verification level) {
-        String integrity = meta.get(INTEGRITY_KEY);
-        if (integrity == null || !integrity.equals(integrity())) {
-            throw new StoreCorruptedException(file, "metadata and offsets fail their checksum");
-        }
-        try {
-            loadCachedMeta();
-            tables.reload();
-        } catch (NumberFormatException e) {
-            throw new StoreCorruptedException(file, "watermark or history start is not a number", e);
-        }
-        schemas.verifyAll();
-        if (level == StoreOptions.Verification.FULL) {
-            versions.forEach((k, v) -> codec.decode("(any)", k, v));
-        } else {
-            verifySome(versions.entryIterator());
-            verifySome(versions.descendingEntryIterator());
-        }
-    }
-
-    private void verifySome(Iterator<Map.Entry<byte[], byte[]>> it) {
-        for (int i = 0; i < VERIFY_SAMPLE && it.hasNext(); i++) {
-            Map.Entry<byte[], byte[]> e = it.next();
-            codec.decode("(any)", e.getKey(), e.getValue());
-        }
-    }
-
-    private void loadCachedMeta() {
-        String w = meta.get(WATERMARK_KEY);
-        committedWatermark = w == null ? Long.MIN_VALUE : Long.parseLong(w);
-        String h = meta.get(HISTORY_START_KEY);
-        historyStart = h == null ? Long.MIN_VALUE : Long.parseLong(h);
-    }
-
-    /** CRC32C over every meta entry but this one and every offset, in key order. */
-    private String integrity() {
-        CRC32C c = new CRC32C();
-        ByteSink buf = new ByteSink(256);
-        for (Map.Entry<String, String> e : meta.entrySet()) {
-            if (!e.getKey().equals(INTEGRITY_KEY)) {
-                buf.writeString(e.getKey()).writeString(e.getValue());
-            }
-        }
-        buf.write(0xFF);
-        for (Map.Entry<byte[], byte[]> e : offsets.entrySet()) {
-            buf.writeBytesWithLength(e.getKey()).writeBytesWithLength(e.getValue());
-        }
-        c.update(buf.array(), 0, buf.size());
-        return Long.toHexString(c.getValue());
-    }
-
-    /** How many distinct row schemas the file holds. */
-    public int schemaCount() {
-        return schemas.verifyAll();
-    }
-
-    /** The store file. */
-    public Path file() {
-        return file;
-    }
-
-    private <T> T read(Supplier<T> r) {
-        long stamp = rw.tryOptimisticRead();
-        if (stamp != 0) {
-            try {
-                T result = r.get();
-                if (rw.validate(stamp)) {
-                    return result;
-                }
-            } catch (RuntimeException | AssertionError e) {
-                // A modification overlapped this read: what it saw proves nothing, read again under the lock.
-                if (rw.validate(stamp)) {
-                    throw e;
-                }
-            }
-        }
-        stamp = rw.readLock();
-        try {
-            return r.get();
-        } finally {
-            rw.unlockRead(stamp);
-        }
-    }
-
-    private void write(Runnable w) {
-        long stamp = rw.writeLock();
-        try {
-            w.run();
-        } catch (DBException.VolumeClosed e) {
-            throw e;
-        } catch (DBException e) {
-            // MapDB 3.1.0 can reopen a SIGKILLed WAL store whose free-space lists are damaged and fail only on a
-            // later write; the file must then not be trusted again.
-            throw damaged("MapDB failed while writing: " + e, e);
-        } finally {
-            rw.unlockWrite(stamp);
-        }
-    }
-
-    /** Marks the file damaged (the next open quarantines and rebuilds it) and says so. */
-    private StoreCorruptedException damaged(String what, Throwable cause) {
-        Quarantine.markDamaged(file, what);
-        return new StoreCorruptedException(file, what, cause);
     }
 
     /**
-     * Marks the new version as its row's oldest if it is, and takes the mark from the version that
-     * was, so that exactly one version per row carries it.
+     * Writes the committed content as checkpoint {@code next} with an empty journal, names them in the
+     * manifest, and only then deletes the previous generation. Called with no pending writes.
      */
+    private void switchGeneration(long next) throws IOException {
+        long bytes = Checkpoint.write(files, FORMAT, next, mem);
+        Files.deleteIfExists(files.journal(next));
+        Journal fresh = Journal.create(files.journal(next), FORMAT, next);
+        try {
+            Manifest.write(files, FORMAT, next);
+        } catch (IOException | RuntimeException e) {
+            fresh.close();
+            throw e;
+        }
+        closeJournal();
+        journal = fresh;
+        generation = next;
+        checkpointBytes = bytes;
+        files.deleteOtherGenerations(next);
+    }
+
+    private void closeJournal() {
+        if (journal != null) {
+            journal.close();
+        }
+    }
+
+    /** Marks the store damaged (the next open quarantines and rebuilds it) and says so. */
+    private StoreCorruptedException damaged(StoreCorruptedException e) {
+        Quarantine.markDamaged(file, e.what());
+        return e;
+    }
+
     @Override
     public void put(String table, RowKey key, Version version) {
         byte[] rowKey = key.encoded();
         SourcePosition p = version.position();
-        write(() -> {
-            int id = tables.idOrAssign(table);
-            byte[] k = VersionKey.of(id, rowKey, version.validFrom(), p.lsn(), p.ordinal());
-            byte[] oldest = versions.ceilingKey(VersionKey.rowStart(id, rowKey));
-            boolean first = oldest == null || !VersionKey.sameRow(oldest, k) || VersionKey.compare(k, oldest) <= 0;
-            if (first && oldest != null && VersionKey.sameRow(oldest, k) && VersionKey.compare(k, oldest) < 0) {
-                versions.put(oldest, codec.withFirst(table, oldest, versions.get(oldest), false));
-            }
-            versions.put(k, codec.encode(k, version, first));
-        });
+        int id = mem.tables.idOrAssign(table);
+        byte[] body = mem.codec.encode(version);
+        mem.put(id, rowKey, version.validFrom(), p.lsn(), p.ordinal(), body);
+        log.put(id, rowKey, version.validFrom(), p.lsn(), p.ordinal(), body);
+    }
+
+    /**
+     * Reads of a closed store fail, as they did when reads went to MapDB's closed volume: the replica
+     * retires a store by closing it (RetiringLookup turns this into a retriable error), and a reader
+     * must not go on answering from a store whose writer stopped.
+     */
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("version store " + file.getFileName() + " is closed");
+        }
+    }
+
+    private byte[] row(String table, RowKey key) {
+        checkOpen();
+        int id = mem.tables.id(table);
+        return id == 0 ? null : mem.rows.get(id, key.encoded());
+    }
+
+    private Version decode(String table, byte[] row, int i) {
+        try {
+            return mem.codec.decode(table, row, i);
+        } catch (StoreCorruptedException e) {
+            throw damaged(e);
+        }
     }
 
     @Override
     public Optional<Version> floor(String table, RowKey key, long timestamp) {
-        int id = tables.id(table);
-        if (id == 0) {
+        byte[] row = row(table, key);
+        if (row == null) {
             return Optional.empty();
         }
-        byte[] rowKey = key.encoded();
-        return read(() -> floorLocked(table, id, rowKey, VersionKey.of(id, rowKey, timestamp, Long.MAX_VALUE, Integer.MAX_VALUE)));
+        int i = PackedRow.floor(row, timestamp);
+        return i < 0 ? Optional.empty() : Optional.of(decode(table, row, i));
     }
 
     @Override
     public Optional<Version> latest(String table, RowKey key) {
-        int id = tables.id(table);
-        if (id == 0) {
-            return Optional.empty();
-        }
-        byte[] rowKey = key.encoded();
-        return read(() -> floorLocked(table, id, rowKey, VersionKey.rowEnd(id, rowKey)));
-    }
-
-    /**
-     * One descent to the row's first version, then forward in leaf order to the last version at or
-     * before the probe. The first version reached must be marked as the row's oldest: otherwise the
-     * descent was routed past some of the row's versions (a damaged B-tree separator, seen in
-     * StoreCorruptionTest) and the answer could be an older version or none where a newer one exists.
-     */
-    private Optional<Version> floorLocked(String table, int id, byte[] rowKey, byte[] probe) {
-        byte[] found = null;
-        byte[] foundValue = null;
-        try {
-            Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator(VersionKey.rowStart(id, rowKey), true, VersionKey.rowEnd(id, rowKey), true);
-            boolean firstSeen = false;
-            while (it.hasNext()) {
-                Map.Entry<byte[], byte[]> e = it.next();
-                byte[] k = e.getKey();
-                if (!firstSeen) {
-                    firstSeen = true;
-                    if (!codec.isFirst(table, k, e.getValue())) {
-                        throw inconsistent(table);
-                    }
-                }
-                if (VersionKey.compare(k, probe) > 0) {
-                    break;
-                }
-                found = k;
-                foundValue = e.getValue();
-            }
-        } catch (RuntimeException ex) {
-            throw readFailure(table, ex);
-        }
-        return found == null ? Optional.empty() : Optional.of(codec.decode(table, found, foundValue));
-    }
-
-    private StoreCorruptedException inconsistent(String table) {
-        return new StoreCorruptedException(file, "the versions index of table " + table
-                + " is inconsistent (a lookup did not reach the oldest version of a row)");
+        byte[] row = row(table, key);
+        return row == null ? Optional.empty() : Optional.of(decode(table, row, PackedRow.count(row) - 1));
     }
 
     @Override
     public Optional<Version> find(String table, RowKey key, VersionId id) {
-        int tableId = tables.id(table);
-        if (tableId == 0) {
+        byte[] row = row(table, key);
+        if (row == null) {
             return Optional.empty();
         }
-        byte[] k = VersionKey.of(tableId, key.encoded(), id.validFrom(), id.position().lsn(), id.position().ordinal());
-        return read(() -> {
-            byte[] v;
-            try {
-                v = versions.get(k);
-            } catch (RuntimeException ex) {
-                throw readFailure(table, ex);
-            }
-            return v == null ? Optional.<Version>empty() : Optional.of(codec.decode(table, k, v));
-        });
+        int i = PackedRow.indexOf(row, id.validFrom(), id.position().lsn(), id.position().ordinal());
+        return i < 0 ? Optional.empty() : Optional.of(decode(table, row, i));
     }
 
     @Override
     public List<Version> history(String table, RowKey key) {
-        int id = tables.id(table);
-        if (id == 0) {
+        byte[] row = row(table, key);
+        if (row == null) {
             return List.of();
         }
-        byte[] rowKey = key.encoded();
-        return read(() -> historyLocked(table, id, rowKey));
-    }
-
-    private List<Version> historyLocked(String table, int id, byte[] rowKey) {
-        List<Version> out = new ArrayList<>();
-        try {
-            Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator(VersionKey.rowStart(id, rowKey), true, VersionKey.rowEnd(id, rowKey), true);
-            while (it.hasNext()) {
-                Map.Entry<byte[], byte[]> e = it.next();
-                if (out.isEmpty() && !codec.isFirst(table, e.getKey(), e.getValue())) {
-                    throw inconsistent(table);
-                }
-                out.add(codec.decode(table, e.getKey(), e.getValue()));
-            }
-        } catch (RuntimeException ex) {
-            throw readFailure(table, ex);
+        int n = PackedRow.count(row);
+        List<Version> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(decode(table, row, i));
         }
         return out;
     }
 
-    /** Lazily walks the table's keys, jumping from one key past all its versions to the next. */
+    /** The table's keys as of this call, in key order (sorted per call: keys() serves rebuilds and tests, not lookups). */
     @Override
     public Iterable<RowKey> keys(String table) {
-        return () -> new Iterator<>() {
-            private final int id = tables.id(table);
-            private byte[] next = id == 0 ? null : read(() -> versions.ceilingKey(VersionKey.tableStart(id)));
-
-            @Override
-            public boolean hasNext() {
-                return next != null && VersionKey.inTable(next, id);
-            }
-
-            @Override
-            public RowKey next() {
-                if (!hasNext()) {
-                    throw new NoSuchElementException();
-                }
-                byte[] rowKey = VersionKey.rowKey(next);
-                try {
-                    next = read(() -> versions.higherKey(VersionKey.rowEnd(id, rowKey)));
-                    return RowKey.decode(rowKey);
-                } catch (RuntimeException ex) {
-                    throw readFailure(table, ex);
-                }
-            }
+        checkOpen();
+        return () -> {
+            checkOpen();
+            int id = mem.tables.id(table);
+            List<byte[]> sorted = id == 0 ? List.of() : mem.rows.sortedKeys(id);
+            return sorted.stream().map(RowKey::decode).iterator();
         };
-    }
-
-    private RuntimeException readFailure(String table, RuntimeException e) {
-        if (e instanceof StoreCorruptedException || e instanceof DBException.VolumeClosed) {
-            return e;
-        }
-        return damaged("reading versions of table " + table + " failed in MapDB", e);
     }
 
     @Override
     public void putOffset(ByteBuffer key, ByteBuffer value) {
         byte[] k = bytes(key);
         byte[] v = bytes(value);
-        write(() -> offsets.put(k, v));
+        mem.meta.putOffset(k, v);
+        log.offset(k, v);
     }
 
     private static byte[] bytes(ByteBuffer b) {
@@ -496,23 +305,19 @@ public final class MapDbVersionStore implements VersionStore {
 
     @Override
     public Map<ByteBuffer, ByteBuffer> offsets() {
-        return read(() -> {
-            Map<ByteBuffer, ByteBuffer> out = new LinkedHashMap<>();
-            for (Map.Entry<byte[], byte[]> e : offsets.entrySet()) {
-                out.put(ByteBuffer.wrap(e.getKey()), ByteBuffer.wrap(e.getValue()));
-            }
-            return out;
-        });
+        checkOpen();
+        return mem.meta.offsets();
     }
 
     @Override
     public void setWatermark(long watermark) {
-        write(() -> meta.put(WATERMARK_KEY, Long.toString(watermark)));
+        mem.meta.setWatermark(watermark);
+        log.watermark(watermark);
     }
 
     @Override
     public long watermark() {
-        return committedWatermark;
+        return mem.meta.watermark();
     }
 
     @Override
@@ -521,109 +326,66 @@ public final class MapDbVersionStore implements VersionStore {
             throw new IllegalArgumentException("meta key '" + key + "' is reserved: keys starting with '" + RESERVED_PREFIX
                     + "' belong to the store itself; use another prefix");
         }
-        write(() -> {
-            if (value == null) {
-                meta.remove(key);
-            } else {
-                meta.put(key, value);
-            }
-        });
+        mem.meta.setMeta(key, value);
+        log.meta(key, value);
     }
 
     @Override
     public Optional<String> meta(String key) {
-        return read(() -> Optional.ofNullable(meta.get(key)));
+        checkOpen();
+        return mem.meta.meta(key);
     }
 
     @Override
     public long prune(long horizon) {
         // Raised before anything is removed: a concurrent as-of read of a time being pruned then reports
         // OutOfHistory (StoreBackedLookup re-reads the start after its floor) instead of a half-pruned row.
-        if (horizon > historyStart) {
+        if (horizon > mem.meta.historyStart()) {
             setHistoryStart(horizon);
         }
-        long removed = 0;
-        List<byte[]> before = new ArrayList<>();
-        byte[] current = null;
-        Map.Entry<byte[], byte[]> newestBefore = null;
-        Map.Entry<byte[], byte[]> oldestAfter = null;
-        Iterator<Map.Entry<byte[], byte[]>> it = versions.entryIterator();
-        while (true) {
-            Map.Entry<byte[], byte[]> e = it.hasNext() ? it.next() : null;
-            if (e == null || current == null || !VersionKey.sameRow(current, e.getKey())) {
-                removed += pruneRow(before, newestBefore, oldestAfter);
-                before.clear();
-                newestBefore = null;
-                oldestAfter = null;
-                if (e == null) {
-                    break;
-                }
-                current = e.getKey();
-            }
-            if (VersionKey.validFrom(e.getKey()) < horizon) {
-                before.add(e.getKey());
-                newestBefore = e;
-            } else if (oldestAfter == null) {
-                oldestAfter = e;
-            }
-        }
-        return removed;
-    }
-
-    /**
-     * Removes all of one row's versions before the horizon except the newest, and that one too if it
-     * is a tombstone; the row's oldest remaining version takes the "oldest" mark.
-     */
-    private long pruneRow(List<byte[]> before, Map.Entry<byte[], byte[]> newestBefore, Map.Entry<byte[], byte[]> oldestAfter) {
-        if (before.isEmpty()) {
-            return 0;
-        }
-        String table = "(any)";
-        int keep = codec.isTombstone(table, newestBefore.getKey(), newestBefore.getValue()) ? 0 : 1;
-        int n = before.size() - keep;
-        if (n == 0) {
-            return 0;
-        }
-        Map.Entry<byte[], byte[]> survivor = keep == 1 ? newestBefore : oldestAfter;
-        write(() -> {
-            for (int i = 0; i < n; i++) {
-                versions.remove(before.get(i));
-            }
-            if (survivor != null && !codec.isFirst(table, survivor.getKey(), survivor.getValue())) {
-                versions.put(survivor.getKey(), codec.withFirst(table, survivor.getKey(), survivor.getValue(), true));
-            }
-        });
-        return n;
+        log.prune(horizon);
+        return mem.prune(horizon);
     }
 
     @Override
     public long historyStart() {
-        return historyStart;
+        return mem.meta.historyStart();
     }
 
     @Override
     public void setHistoryStart(long historyStart) {
-        write(() -> meta.put(HISTORY_START_KEY, Long.toString(historyStart)));
-        this.historyStart = historyStart;
+        mem.meta.setHistoryStart(historyStart);
+        log.historyStart(historyStart);
     }
 
     @Override
     public void commit() {
-        String integrity = integrity();
-        write(() -> meta.put(INTEGRITY_KEY, integrity));
-        db.commit();
-        String w = meta.get(WATERMARK_KEY);
-        committedWatermark = w == null ? Long.MIN_VALUE : Long.parseLong(w);
+        if (!log.isEmpty()) {
+            log.appendTo(journal);
+        }
+        log.clear();
+        mem.onCommit();
+        // Rewriting the base only once the journal is as large as it keeps the cost of checkpoints at ~2x the data written.
+        long threshold = checkpointEvery > 0 ? checkpointEvery : Math.max(MIN_CHECKPOINT_BYTES, checkpointBytes);
+        if (journal.size() > threshold) {
+            checkpoint();
+        }
+    }
+
+    private void checkpoint() {
+        try {
+            switchGeneration(generation + 1);
+        } catch (IOException e) {
+            // The commit itself is durable in the journal; a failed checkpoint only leaves the journal longer.
+            LOG.warn("Version store {}: checkpoint {} failed, the journal keeps growing until one succeeds: {}",
+                    file.getFileName(), generation + 1, e.toString());
+        }
     }
 
     @Override
     public void rollback() {
-        write(() -> {
-            db.rollback();
-            schemas.onRollback();
-            loadCachedMeta();
-            tables.reload();
-        });
+        log.clear();
+        mem.onRollback();
     }
 
     @Override
@@ -631,7 +393,20 @@ public final class MapDbVersionStore implements VersionStore {
         return outcome;
     }
 
-    /** Discards writes since the last commit, closes the file and releases its lock. Idempotent. */
+    /** How many distinct row schemas the store holds. */
+    public int schemaCount() {
+        return mem.schemas.count();
+    }
+
+    /** The store file (its manifest). */
+    public Path file() {
+        return file;
+    }
+
+    /**
+     * Discards writes since the last commit, compacts the journal into a checkpoint if it holds any
+     * commit (so the next open only loads), closes the files and releases the lock. Idempotent.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
@@ -640,11 +415,12 @@ public final class MapDbVersionStore implements VersionStore {
         closed = true;
         try {
             // Close means "stop", never "commit": what was not committed is dropped, as after a crash.
-            write(() -> {
-                db.rollback();
-                db.close();
-            });
+            rollback();
+            if (journal.hasRecords() && Quarantine.damageReason(file).isEmpty()) {
+                checkpoint();
+            }
         } finally {
+            closeJournal();
             lock.close();
         }
     }

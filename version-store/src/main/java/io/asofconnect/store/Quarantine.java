@@ -10,16 +10,17 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * Moves a damaged store file and its write-ahead log aside, so that a fresh store can be created in its
- * place while the old bytes stay available for inspection. MapDB 3.1.0 with transactions writes its
- * log as siblings {@code <file>.wal.0}, {@code <file>.wal.1}, ...; they move with the file, to
- * {@code <file>.quarantined-<epochMillis>} and {@code <file>.quarantined-<epochMillis>.wal.N}.
+ * Moves a damaged store aside, every file of it, so that a fresh store can be created in its place
+ * while the old bytes stay available for inspection: the manifest (the store path itself) goes to
+ * {@code <file>.quarantined-<epochMillis>}, each sibling ({@link StoreFiles#dataFiles}: checkpoints,
+ * journals, temp files, and the {@code .wal.N} logs of format 2) to the same name plus its suffix,
+ * e.g. {@code <file>.quarantined-<epochMillis>.journal-3}.
  */
 public final class Quarantine {
     private Quarantine() {
     }
 
-    /** The write-ahead log files of {@code store} that exist now. */
+    /** The format 2 (MapDB write-ahead log) files of {@code store} that exist now. */
     static List<Path> walFiles(Path store) {
         String prefix = store.getFileName() + ".wal.";
         Path dir = store.toAbsolutePath().getParent();
@@ -32,7 +33,7 @@ public final class Quarantine {
         return found;
     }
 
-    /** Moves {@code store} (if present) and its WAL files aside; returns where the store file went. */
+    /** Moves {@code store} (if present) and all its data files aside; returns where the store file went. */
     public static Path moveAside(Path store) {
         String base = store.getFileName().toString();
         Path target;
@@ -45,7 +46,7 @@ public final class Quarantine {
                 Files.move(store, target, StandardCopyOption.ATOMIC_MOVE);
             }
             Files.deleteIfExists(damagedMarker(store));
-            for (Path wal : walFiles(store)) {
+            for (Path wal : StoreFiles.dataFiles(store)) {
                 String suffix = wal.getFileName().toString().substring(base.length());
                 Files.move(wal, target.resolveSibling(target.getFileName() + suffix), StandardCopyOption.ATOMIC_MOVE);
             }

@@ -1,50 +1,56 @@
 package io.asofconnect.store;
 
 import org.apache.kafka.connect.data.Schema;
-import org.mapdb.BTreeMap;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
- * Each distinct row schema, stored once in the file under its fingerprint (the first 8 bytes of the
- * SHA-256 of its canonical encoding, {@link SchemaCodec}); versions refer to it by that id. Stored
- * value: {@code crc32c(4) schema-bytes}.
+ * Each distinct row schema, held once under its fingerprint (the first 8 bytes of the SHA-256 of its
+ * canonical encoding, {@link SchemaCodec}); versions refer to it by that id. A schema first seen in a
+ * transaction is handed to {@code onNew} (the commit record being built), so it is durable with the
+ * first version that uses it, and forgotten again if the transaction rolls back.
  *
  * <p>Two bounded caches: schema → id for the writer, id → decoded schema for readers. Ids are content
- * hashes, so a cached id → schema entry can never be stale; the writer's cache is cleared on rollback,
- * since a schema registered in a rolled-back transaction is no longer in the file.
+ * hashes, so a cached id → schema entry can never be stale.
  */
 final class SchemaRegistry {
     private final Path file;
-    private final BTreeMap<Long, byte[]> schemas;
+    private final Map<Long, byte[]> encoded = new ConcurrentHashMap<>();
+    private final List<Long> addedSinceCommit = new ArrayList<>();
     private final BoundedCache<Schema, Long> ids;
     private final BoundedCache<Long, Schema> decoded;
+    private final BiConsumer<Long, byte[]> onNew;
 
-    SchemaRegistry(Path file, BTreeMap<Long, byte[]> schemas, int cacheSize) {
+    SchemaRegistry(Path file, int cacheSize, BiConsumer<Long, byte[]> onNew) {
         this.file = file;
-        this.schemas = schemas;
         this.ids = new BoundedCache<>(cacheSize);
         this.decoded = new BoundedCache<>(cacheSize);
+        this.onNew = onNew;
     }
 
-    /** The id of {@code schema}, registering it in the current transaction if the file does not have it yet. */
+    /** The id of {@code schema}, registering it in the current transaction if the store does not hold it yet. */
     long idFor(Schema schema) {
         Long cached = ids.get(schema);
         if (cached != null) {
             return cached;
         }
-        byte[] encoded = SchemaCodec.encode(schema);
-        long id = fingerprint(encoded);
-        byte[] stored = schemas.get(id);
-        if (stored == null) {
-            schemas.put(id, withChecksum(encoded));
-        } else if (!Arrays.equals(stored, 4, stored.length, encoded, 0, encoded.length)) {
+        byte[] bytes = SchemaCodec.encode(schema);
+        long id = fingerprint(bytes);
+        byte[] held = encoded.get(id);
+        if (held == null) {
+            encoded.put(id, bytes);
+            addedSinceCommit.add(id);
+            onNew.accept(id, bytes);
+        } else if (!Arrays.equals(held, bytes)) {
             throw new IllegalStateException("two different row schemas share fingerprint " + Long.toHexString(id)
                     + " in " + file.getFileName() + "; this is a SHA-256 prefix collision, report it");
         }
@@ -52,7 +58,7 @@ final class SchemaRegistry {
         return id;
     }
 
-    /** The schema with this id, checked against its checksum. */
+    /** The schema with this id. */
     Schema schema(long id) {
         Schema s = decoded.get(id);
         if (s != null) {
@@ -62,52 +68,47 @@ final class SchemaRegistry {
     }
 
     private Schema load(long id) {
-        byte[] stored = schemas.get(id);
-        if (stored == null) {
-            throw new StoreCorruptedException(file, "a version refers to row schema " + Long.toHexString(id) + ", which the file does not hold");
+        byte[] bytes = encoded.get(id);
+        if (bytes == null) {
+            throw new StoreCorruptedException(file, "a version refers to row schema " + Long.toHexString(id) + ", which the store does not hold");
         }
-        return decodeChecked(id, stored);
+        return SchemaCodec.decode(bytes, 0);
     }
 
-    private Schema decodeChecked(long id, byte[] stored) {
-        if (stored.length < 4 || crc(stored, 4) != ByteBuffer.wrap(stored).getInt()) {
-            throw new StoreCorruptedException(file, "row schema " + Long.toHexString(id) + " fails its checksum");
-        }
+    /** Adds a schema read back from a checkpoint or the journal, after checking it decodes to its id. */
+    void restore(long id, byte[] bytes) {
+        Schema s;
         try {
-            return SchemaCodec.decode(stored, 4);
+            s = SchemaCodec.decode(bytes, 0);
         } catch (RuntimeException e) {
             throw new StoreCorruptedException(file, "row schema " + Long.toHexString(id) + " does not decode", e);
         }
-    }
-
-    /** Reads and checks every stored schema; returns how many there are. */
-    int verifyAll() {
-        int n = 0;
-        for (Map.Entry<Long, byte[]> e : schemas.entrySet()) {
-            Schema s = decodeChecked(e.getKey(), e.getValue());
-            if (fingerprint(SchemaCodec.encode(s)) != e.getKey()) {
-                throw new StoreCorruptedException(file, "row schema " + Long.toHexString(e.getKey()) + " is stored under a wrong id");
-            }
-            n++;
+        if (fingerprint(SchemaCodec.encode(s)) != id) {
+            throw new StoreCorruptedException(file, "row schema " + Long.toHexString(id) + " is stored under a wrong id");
         }
-        return n;
+        encoded.put(id, bytes);
     }
 
+    /** The transaction committed: its schemas stay. */
+    void onCommit() {
+        addedSinceCommit.clear();
+    }
+
+    /** The transaction rolled back: the schemas it registered are gone, and must be registered again if used. */
     void onRollback() {
+        for (Long id : addedSinceCommit) {
+            encoded.remove(id);
+        }
+        addedSinceCommit.clear();
         ids.clear();
     }
 
-    private static byte[] withChecksum(byte[] encoded) {
-        byte[] stored = new byte[encoded.length + 4];
-        System.arraycopy(encoded, 0, stored, 4, encoded.length);
-        ByteBuffer.wrap(stored).putInt(crc(stored, 4));
-        return stored;
+    Map<Long, byte[]> all() {
+        return encoded;
     }
 
-    private static int crc(byte[] b, int from) {
-        CRC32C c = new CRC32C();
-        c.update(b, from, b.length - from);
-        return (int) c.getValue();
+    int count() {
+        return encoded.size();
     }
 
     static long fingerprint(byte[] encoded) {

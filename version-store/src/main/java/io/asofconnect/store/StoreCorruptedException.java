@@ -29,6 +29,6 @@ public class StoreCorruptedException extends RuntimeException {
     private static String message(Path file, String what) {
         return "version store " + file.getFileName() + " is corrupted: " + what
                 + "; restart the replica so that it quarantines the file and takes a new snapshot"
-                + " (or delete the file and its .wal.* siblings while the replica is stopped)";
+                + " (or delete the file and its siblings of the same name while the replica is stopped)";
     }
 }

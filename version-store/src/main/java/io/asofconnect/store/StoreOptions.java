@@ -3,21 +3,21 @@ package io.asofconnect.store;
 /**
  * How {@link MapDbVersionStore} opens its file.
  *
- * @param memoryMapped      use memory-mapped I/O where the platform supports it (faster reads; the file
- *                          is still written through MapDB's write-ahead log)
- * @param verification      how much of an existing file is checked on open
+ * @param memoryMapped      no longer used by format 3 (the store reads its checkpoint once, on open, and
+ *                          serves every read from memory); kept so that callers need not change
+ * @param verification      kept for callers; format 3 verifies everything it loads under either value
  * @param schemaCacheSize   how many decoded row schemas are kept in memory (at least 1)
  */
 public record StoreOptions(boolean memoryMapped, Verification verification, int schemaCacheSize) {
 
-    /** How much of an existing store file is read back and checked when it is opened. */
+    /**
+     * How much of an existing store is checked when it is opened. Since format 3 loads the whole store
+     * into memory on open, every checkpoint entry and journal record is checked under both values.
+     */
     public enum Verification {
-        /**
-         * Format version, the checksum over metadata and offsets, every schema, and the first and last
-         * {@value MapDbVersionStore#VERIFY_SAMPLE} versions. Cheap: independent of the file's size.
-         */
+        /** Everything loaded is checked (formerly: metadata, schemas and a sample of versions). */
         SAMPLE,
-        /** As {@link #SAMPLE}, but every version is read and checked: time proportional to the file. */
+        /** Everything loaded is checked. */
         FULL
     }
 

@@ -1,49 +1,27 @@
 package io.asofconnect.store;
 
-import org.mapdb.BTreeMap;
-
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
- * Table name → small int id, so that a version's key carries four bytes instead of the table's name.
- * Kept in the meta map under {@value #PREFIX}{@code <table>} (so the meta checksum covers it and it
- * commits and rolls back with the versions that use it), mirrored in memory for readers.
+ * Table name → small int id, so that a row's checkpoint key carries four bytes instead of the table's
+ * name. A table first written in a transaction is handed to {@code onNew} (the commit record being
+ * built) and forgotten if the transaction rolls back.
  */
 final class TableDictionary {
-    static final String PREFIX = "store.table.";
-
     private final Path file;
-    private final BTreeMap<String, String> meta;
     private final Map<String, Integer> ids = new ConcurrentHashMap<>();
+    private final List<String> addedSinceCommit = new ArrayList<>();
+    private final BiConsumer<Integer, String> onNew;
     private int maxId;
 
-    TableDictionary(Path file, BTreeMap<String, String> meta) {
+    TableDictionary(Path file, BiConsumer<Integer, String> onNew) {
         this.file = file;
-        this.meta = meta;
-    }
-
-    /** Rereads the dictionary from the meta map (on open and after a rollback). */
-    void reload() {
-        ids.clear();
-        maxId = 0;
-        for (Map.Entry<String, String> e : meta.tailMap(PREFIX, true).entrySet()) {
-            if (!e.getKey().startsWith(PREFIX)) {
-                break;
-            }
-            int id;
-            try {
-                id = Integer.parseInt(e.getValue());
-            } catch (NumberFormatException ex) {
-                throw new StoreCorruptedException(file, "a table id in the table dictionary is not a number", ex);
-            }
-            if (id <= 0 || ids.containsValue(id)) {
-                throw new StoreCorruptedException(file, "the table dictionary holds an invalid or repeated id " + id);
-            }
-            ids.put(e.getKey().substring(PREFIX.length()), id);
-            maxId = Math.max(maxId, id);
-        }
+        this.onNew = onNew;
     }
 
     /** The table's id, or 0 when no version of it was ever written. */
@@ -59,8 +37,34 @@ final class TableDictionary {
             return id;
         }
         int assigned = ++maxId;
-        meta.put(PREFIX + table, Integer.toString(assigned));
         ids.put(table, assigned);
+        addedSinceCommit.add(table);
+        onNew.accept(assigned, table);
         return assigned;
+    }
+
+    /** Adds a table read back from a checkpoint or the journal. */
+    void restore(int id, String table) {
+        if (id <= 0 || id == Integer.MAX_VALUE || ids.containsKey(table) || ids.containsValue(id)) {
+            throw new StoreCorruptedException(file, "the table dictionary holds an invalid or repeated id " + id);
+        }
+        ids.put(table, id);
+        maxId = Math.max(maxId, id);
+    }
+
+    void onCommit() {
+        addedSinceCommit.clear();
+    }
+
+    void onRollback() {
+        for (String t : addedSinceCommit) {
+            ids.remove(t);
+        }
+        addedSinceCommit.clear();
+        maxId = ids.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+    }
+
+    Map<String, Integer> all() {
+        return ids;
     }
 }

@@ -22,12 +22,15 @@ final class ChildJvm implements AutoCloseable {
     /** Complete lines handed out by {@link #nextLine} so far. */
     private int consumed;
 
-    ChildJvm(Path store) throws IOException {
+    /** {@code writerArgs} follow the store path on the writer's command line (see {@link StoreCrashWriter#main}). */
+    ChildJvm(Path store, String... writerArgs) throws IOException {
         stdout = store.resolveSibling(store.getFileName() + ".writer-stdout.log");
         stderr = store.resolveSibling(store.getFileName() + ".writer-stderr.log");
         String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        process = new ProcessBuilder(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), StoreCrashWriter.class.getName(), store.toString()))
+        List<String> command = new ArrayList<>(List.of(java, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), StoreCrashWriter.class.getName(), store.toString()));
+        command.addAll(List.of(writerArgs));
+        process = new ProcessBuilder(command)
                 .redirectOutput(ProcessBuilder.Redirect.to(stdout.toFile()))
                 .redirectError(ProcessBuilder.Redirect.to(stderr.toFile()))
                 .start();

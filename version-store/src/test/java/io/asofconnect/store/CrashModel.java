@@ -44,6 +44,16 @@ final class CrashModel {
                 assertThat(store.floor(StoreCrashWriter.TABLE, key, t)).as("floor key %s t %s", k, t).isEqualTo(floor);
             }
         }
+        for (int k = 0; k < StoreCrashWriter.BULK_KEYS; k++) {
+            List<Version> bulk = new ArrayList<>();
+            for (long i = StoreCrashWriter.BULK_EVERY; i <= n; i += StoreCrashWriter.BULK_EVERY) {
+                bulk.add(StoreCrashWriter.bulkVersion(k, i));
+            }
+            List<Version> found = store.history(StoreCrashWriter.BULK_TABLE, RowKey.of(k));
+            if (!found.equals(bulk)) {
+                assertThat(found).as("bulk key %s after %s commits", k, n).containsExactlyElementsOf(bulk);
+            }
+        }
         // Nothing of a later transaction is present (the history check above covers the keys; this the key set).
         for (RowKey key : store.keys(StoreCrashWriter.TABLE)) {
             assertThat(Integer.parseInt(key.components().get(0))).isBetween(0, StoreCrashWriter.KEYS - 1);

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** One writer putting and committing while readers run floor() at random keys and times. */
+/** One writer putting and committing (and checkpointing) while readers run floor() at random keys and times. */
 class StoreConcurrencyTest {
     private static final String T = "public.items";
     private static final int KEYS = 200;
@@ -31,6 +31,23 @@ class StoreConcurrencyTest {
     @Test
     void floorDuringCommitsAlwaysReturnsTheRightVersion() throws Exception {
         try (MapDbVersionStore store = MapDbVersionStore.open(dir.resolve("c.db"), StoreOptions.defaults())) {
+            readDuringWrites(store);
+        }
+    }
+
+    /** A threshold of one byte: every commit writes a checkpoint and switches generations while the readers read. */
+    @Test
+    void floorDuringCheckpointsAlwaysReturnsTheRightVersion() throws Exception {
+        Path file = dir.resolve("k.db");
+        try (MapDbVersionStore store = MapDbVersionStore.open(file, StoreOptions.defaults(), 1)) {
+            readDuringWrites(store);
+            assertThat(StoreFiles.dataFiles(file)).as("each commit moved to a new generation")
+                    .noneMatch(p -> p.getFileName().toString().endsWith(StoreFiles.CHECKPOINT + "1"));
+        }
+    }
+
+    private static void readDuringWrites(MapDbVersionStore store) throws Exception {
+        {
             AtomicLong committedRound = new AtomicLong(0);
             AtomicBoolean stop = new AtomicBoolean();
             ExecutorService pool = Executors.newFixedThreadPool(3);

@@ -17,10 +17,12 @@ import java.util.function.Consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Damaged files: bytes flipped in the store file at many positions, the WAL of a crashed writer deleted,
- * truncated or flipped. Each open either reports REBUILT with the damaged file quarantined, or serves
- * exactly a committed prefix of the writer's sequence, or refuses a read with StoreCorruptedException.
- * Never a wrong row.
+ * Damaged files: bytes flipped in the checkpoint and the manifest at many positions, the journal of a
+ * crashed writer deleted, truncated or flipped, the checkpoint or manifest deleted. Where bytes are
+ * really damaged, each open either reports REBUILT with the damaged store quarantined, or serves exactly
+ * a committed prefix of the writer's sequence, or refuses a read with StoreCorruptedException. Never a
+ * wrong row. Where the store is intact (no damage at all, or only a torn journal tail), the open must
+ * report REOPENED with its commits: a store that rebuilt on every open would pass the first half alone.
  */
 class StoreCorruptionTest {
     private static final int COMMITS = 300;
@@ -44,17 +46,34 @@ class StoreCorruptionTest {
         return file;
     }
 
-    /** Copies the store file and its WAL files to a fresh directory; returns the copy's store path. */
+    /** Copies the manifest and every data file of the store to a fresh directory; returns the copy's store path. */
     private Path copyOf(Path file, String name) throws IOException {
         Path target = dir.resolve(name);
         Files.createDirectories(target);
-        for (Path p : Quarantine.walFiles(file)) {
+        for (Path p : StoreFiles.dataFiles(file)) {
             Files.copy(p, target.resolve(p.getFileName()), StandardCopyOption.REPLACE_EXISTING);
         }
         if (Files.exists(file)) {
             Files.copy(file, target.resolve(file.getFileName()), StandardCopyOption.REPLACE_EXISTING);
         }
         return target.resolve(file.getFileName());
+    }
+
+    /** Opens an intact copy and asserts that it reopens with exactly {@code committed} transactions. */
+    private static void assertReopensWith(Path file, long committed, String what) {
+        try (MapDbVersionStore store = MapDbVersionStore.open(file, StoreOptions.defaults())) {
+            assertThat(store.openOutcome().kind()).as("%s: an intact store reopens, not rebuilt (reason %s)", what,
+                    store.openOutcome().reason()).isEqualTo(OpenOutcome.Kind.REOPENED);
+            assertThat(CrashModel.assertCommittedPrefix(store)).as("%s: commits served", what).isEqualTo(committed);
+        }
+    }
+
+    /** The only file of a generation's kind ({@link StoreFiles#CHECKPOINT} or {@link StoreFiles#JOURNAL}). */
+    private static Path only(Path file, String kind) {
+        List<Path> found = StoreFiles.dataFiles(file).stream()
+                .filter(p -> p.getFileName().toString().startsWith(file.getFileName() + kind)).toList();
+        assertThat(found).as("files %s* of %s", kind, file.getFileName()).hasSize(1);
+        return found.get(0);
     }
 
     /** Opens the damaged copy and asserts one of the allowed outcomes; returns whether it was rebuilt. */
@@ -97,9 +116,12 @@ class StoreCorruptionTest {
     }
 
     @Test
-    void flippedBytesInTheStoreFileAreDetectedOrHarmless() throws IOException {
+    void flippedBytesInTheCheckpointOrManifestAreDetectedOrHarmless() throws IOException {
         Path golden = cleanStore();
-        long used = lastNonZero(golden);
+        // The control: unflipped, the same files keep their data, so a rebuild below is the flip's doing.
+        assertReopensWith(copyOf(golden, "unflipped"), COMMITS, "the unflipped copy");
+        Path checkpoint = only(golden, StoreFiles.CHECKPOINT);
+        long used = lastNonZero(checkpoint);
         long seed = Long.getLong("asof.test.seed", System.nanoTime());
         System.out.println("flip seed " + seed + " (rerun with -Dasof.test.seed=" + seed + ")");
         Random rnd = new Random(seed);
@@ -110,24 +132,44 @@ class StoreCorruptionTest {
         for (int i = 0; i < fixed.length + randomFlips; i++) {
             long pos = i < fixed.length ? fixed[i] : (long) (rnd.nextDouble() * (used + 1));
             Path copy = copyOf(golden, "flip-" + i);
-            flip(copy, pos);
+            flip(only(copy, StoreFiles.CHECKPOINT), pos);
             if (assertNeverWrong(copy, COMMITS, COMMITS)) {
                 rebuilt++;
             }
             cases++;
         }
-        System.out.printf("store flips: %d cases, %d rebuilt (seed %d, used extent %d bytes)%n", cases, rebuilt, seed, used);
+        for (long pos : new long[]{0, 8, 12, 19, 20, 23}) {
+            Path copy = copyOf(golden, "manifest-flip-" + pos);
+            flip(copy, pos);
+            assertThat(assertNeverWrong(copy, COMMITS, COMMITS)).as("manifest byte %s flipped", pos).isTrue();
+        }
+        System.out.printf("checkpoint flips: %d cases, %d rebuilt (seed %d, used extent %d bytes)%n", cases, rebuilt, seed, used);
         assertThat(rebuilt).as("header damage at least is detected").isPositive();
     }
 
     @Test
-    void damagedOrMissingWalOfACrashedWriterIsDetectedOrReplayedCorrectly() throws Exception {
+    void lostCheckpointOrManifestRebuilds() throws IOException {
+        Path golden = cleanStore();
+        Path noCheckpoint = copyOf(golden, "no-checkpoint");
+        delete(only(noCheckpoint, StoreFiles.CHECKPOINT));
+        assertThat(assertNeverWrong(noCheckpoint, COMMITS, COMMITS)).as("checkpoint deleted").isTrue();
+        Path noManifest = copyOf(golden, "no-manifest");
+        String checkpointSuffix = only(noManifest, StoreFiles.CHECKPOINT).getFileName().toString().substring(noManifest.getFileName().toString().length());
+        delete(noManifest);
+        try (MapDbVersionStore store = MapDbVersionStore.open(noManifest, StoreOptions.defaults())) {
+            assertThat(store.openOutcome().kind()).as("manifest deleted").isEqualTo(OpenOutcome.Kind.REBUILT);
+            assertThat(store.keys(StoreCrashWriter.TABLE)).isEmpty();
+            // No manifest to move: its checkpoint went aside under the quarantine name.
+            assertThat(Path.of(store.openOutcome().quarantined().orElseThrow() + checkpointSuffix)).exists();
+        }
+    }
+
+    @Test
+    void damagedOrMissingJournalOfACrashedWriterIsDetectedOrReplayedCorrectly() throws Exception {
         Path file = dir.resolve("crashed").resolve("w.db");
         Files.createDirectories(file.getParent());
-        // A crash right after a commit can leave no WAL file at all; crash again until one is left to damage.
         long printed = 0;
-        List<Path> wals = List.of();
-        for (int attempt = 0; attempt < 10 && wals.isEmpty(); attempt++) {
+        {
             try (ChildJvm child = new ChildJvm(file)) {
                 assertThat(child.nextLine(30_000)).startsWith("OPENED");
                 String line = child.nextLine(30_000);
@@ -141,17 +183,15 @@ class StoreCorruptionTest {
                 String last = child.kill();
                 printed = Long.parseLong(last != null ? last : line);
             }
-            wals = Quarantine.walFiles(file);
         }
-        assertThat(wals).as("MapDB 3.1.0 writes <file>.wal.N").isNotEmpty();
         Random rnd = new Random();
         List<Consumer<Path>> damages = List.of(
-                p -> Quarantine.walFiles(p).forEach(StoreCorruptionTest::delete),
-                p -> Quarantine.walFiles(p).forEach(w -> truncate(w, size(w) / 2)),
-                p -> Quarantine.walFiles(p).forEach(w -> truncate(w, 16)),
-                p -> Quarantine.walFiles(p).forEach(w -> flipQuietly(w, rnd.nextInt((int) Math.max(1, size(w))))),
-                p -> Quarantine.walFiles(p).forEach(w -> flipQuietly(w, 0)),
-                p -> Quarantine.walFiles(p).forEach(w -> flipQuietly(w, 8)));
+                p -> delete(only(p, StoreFiles.JOURNAL)),
+                p -> truncate(only(p, StoreFiles.JOURNAL), size(only(p, StoreFiles.JOURNAL)) / 2),
+                p -> truncate(only(p, StoreFiles.JOURNAL), 16),
+                p -> flipQuietly(only(p, StoreFiles.JOURNAL), rnd.nextInt((int) Math.max(1, size(only(p, StoreFiles.JOURNAL))))),
+                p -> flipQuietly(only(p, StoreFiles.JOURNAL), 0),
+                p -> flipQuietly(only(p, StoreFiles.JOURNAL), 8));
         int i = 0;
         for (Consumer<Path> damage : damages) {
             Path copy = copyOf(file, "wal-" + i++);
@@ -159,9 +199,50 @@ class StoreCorruptionTest {
             // An older consistent commit is allowed (the engine replays from its older offsets); a wrong one is not.
             assertNeverWrong(copy, 0, printed + 1);
         }
-        // Undamaged, the crashed store reopens with what was committed.
-        Path copy = copyOf(file, "intact");
-        assertNeverWrong(copy, printed, printed + 1);
+        // Undamaged, the crashed store reopens with what was committed: all it reported, perhaps one more.
+        long committed;
+        try (MapDbVersionStore store = MapDbVersionStore.open(copyOf(file, "intact"), StoreOptions.defaults())) {
+            assertThat(store.openOutcome().kind()).as("reason %s", store.openOutcome().reason()).isEqualTo(OpenOutcome.Kind.REOPENED);
+            committed = CrashModel.assertCommittedPrefix(store);
+            assertThat(committed).isBetween(printed, printed + 1);
+        }
+        // A record torn at the tail (the crash cut its append short): that commit is dropped, every earlier one kept.
+        Path torn = copyOf(file, "torn-tail");
+        Path journal = only(torn, StoreFiles.JOURNAL);
+        truncate(journal, size(journal) - 3);
+        assertReopensWith(torn, committed - 1, "journal cut 3 bytes into its last record");
+        assertReopensWith(torn, committed - 1, "the torn tail was truncated: the next open agrees");
+        // A record failing its checksum with valid records after it is damage, never a silently shorter history.
+        Path mid = copyOf(file, "mid-journal");
+        flipQuietly(only(mid, StoreFiles.JOURNAL), Journal.HEADER + Journal.RECORD_HEADER + 1);
+        try (MapDbVersionStore store = MapDbVersionStore.open(mid, StoreOptions.defaults())) {
+            assertThat(store.openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REBUILT);
+            assertThat(store.openOutcome().reason()).contains("valid records follow");
+            assertThat(Files.exists(Path.of(store.openOutcome().quarantined().orElseThrow() + StoreFiles.JOURNAL + "1"))).isTrue();
+        }
+    }
+
+    /**
+     * A writer killed while it holds an uncommitted transaction: the journal holds every commit and
+     * nothing of that transaction, which was never appended. The store reopens with exactly the commits.
+     */
+    @Test
+    void aKilledWritersUncommittedTransactionIsNotInTheJournal() throws Exception {
+        Path file = dir.resolve("paused").resolve("p.db");
+        Files.createDirectories(file.getParent());
+        long committed;
+        try (ChildJvm child = new ChildJvm(file, "pause=" + COMMITS)) {
+            assertThat(child.nextLine(30_000)).startsWith("OPENED");
+            String line = child.nextLine(60_000);
+            while (line != null && !line.startsWith(StoreCrashWriter.PAUSED)) {
+                line = child.nextLine(60_000);
+            }
+            assertThat(line).as("writer paused in its transaction %s; its stderr:%n%s", COMMITS + 1, child.stderrTail()).isNotNull();
+            committed = Long.parseLong(line.substring(StoreCrashWriter.PAUSED.length()));
+            child.kill();
+        }
+        assertThat(committed).isEqualTo(COMMITS);
+        assertReopensWith(copyOf(file, "paused-intact"), committed, "the killed writer's store");
     }
 
     private static long size(Path p) {

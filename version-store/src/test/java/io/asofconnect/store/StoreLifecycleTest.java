@@ -153,6 +153,17 @@ class StoreLifecycleTest {
     }
 
     @Test
+    void readsOfAClosedStoreFail() {
+        MapDbVersionStore s = open();
+        s.put(T, RowKey.of(1), v(10, 1, 100));
+        s.commit();
+        s.close();
+        assertThatThrownBy(() -> s.floor(T, RowKey.of(1), 10)).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+        assertThatThrownBy(() -> s.latest(T, RowKey.of(1))).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(s::offsets).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void reservedMetaKeysAreRejected() {
         try (MapDbVersionStore s = open()) {
             assertThatThrownBy(() -> s.setMeta("store.watermark", "1")).isInstanceOf(IllegalArgumentException.class)
@@ -179,7 +190,7 @@ class StoreLifecycleTest {
     }
 
     @Test
-    void walWithoutItsStoreFileIsQuarantined() throws Exception {
+    void dataFilesWithoutTheirManifestAreQuarantined() throws Exception {
         try (MapDbVersionStore s = open()) {
             s.put(T, RowKey.of(1), v(10, 1, 100));
             s.commit();
@@ -188,7 +199,9 @@ class StoreLifecycleTest {
         try (MapDbVersionStore s = open()) {
             assertThat(s.openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REBUILT);
             assertThat(s.latest(T, RowKey.of(1))).isEmpty();
-            assertThat(Files.exists(Path.of(s.openOutcome().quarantined().orElseThrow() + ".wal.0"))).isTrue();
+            // The closed store's newest generation (its close compacted the journal into checkpoint 2) moved aside too.
+            assertThat(Files.exists(Path.of(s.openOutcome().quarantined().orElseThrow() + ".checkpoint-2"))).isTrue();
+            assertThat(Files.exists(Path.of(s.openOutcome().quarantined().orElseThrow() + ".journal-2"))).isTrue();
         }
     }
 

@@ -1,0 +1,73 @@
+package io.asofconnect.store;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** PackedRow's in-place splicing against a sorted map of (valid-from, lsn, ordinal) → body, over random puts and prunes. */
+class PackedRowTest {
+    private record Pos(long validFrom, long lsn, int ordinal) implements Comparable<Pos> {
+        @Override
+        public int compareTo(Pos o) {
+            int c = Long.compare(validFrom, o.validFrom);
+            c = c != 0 ? c : Long.compare(lsn, o.lsn);
+            return c != 0 ? c : Integer.compare(ordinal, o.ordinal);
+        }
+    }
+
+    @Test
+    void randomPutsReplacesAndDropsMatchASortedModel() {
+        long seed = System.nanoTime();
+        Random rnd = new Random(seed);
+        for (int round = 0; round < 200; round++) {
+            TreeMap<Pos, byte[]> model = new TreeMap<>();
+            byte[] row = null;
+            for (int op = 0; op < 60; op++) {
+                if (row != null && rnd.nextInt(10) == 0) {
+                    int drop = rnd.nextInt(PackedRow.count(row) + 1);
+                    row = drop == 0 ? row : PackedRow.withoutFirst(row, drop);
+                    for (int i = 0; i < drop; i++) {
+                        model.pollFirstEntry();
+                    }
+                } else {
+                    Pos p = new Pos(rnd.nextInt(20), rnd.nextInt(3), rnd.nextInt(2));
+                    byte[] body = new byte[1 + rnd.nextInt(40)];
+                    rnd.nextBytes(body);
+                    row = PackedRow.with(row, p.validFrom(), p.lsn(), p.ordinal(), body);
+                    model.put(p, body);
+                }
+                if (row != null) {
+                    PackedRow.check(row);
+                }
+                assertMatches(row, model, seed);
+            }
+        }
+    }
+
+    private static void assertMatches(byte[] row, TreeMap<Pos, byte[]> model, long seed) {
+        if (model.isEmpty()) {
+            assertThat(row).as("seed %s", seed).isNull();
+            return;
+        }
+        List<Map.Entry<Pos, byte[]>> expected = new ArrayList<>(model.entrySet());
+        assertThat(PackedRow.count(row)).as("seed %s", seed).isEqualTo(expected.size());
+        for (int i = 0; i < expected.size(); i++) {
+            Pos p = expected.get(i).getKey();
+            assertThat(new Pos(PackedRow.validFrom(row, i), PackedRow.lsn(row, i), PackedRow.ordinal(row, i))).isEqualTo(p);
+            assertThat(Arrays.copyOfRange(row, PackedRow.bodyStart(row, i), PackedRow.bodyEnd(row, i)))
+                    .as("body %s (seed %s)", i, seed).isEqualTo(expected.get(i).getValue());
+        }
+        for (long t = -1; t <= 20; t++) {
+            long at = t;
+            int want = (int) expected.stream().filter(e -> e.getKey().validFrom() <= at).count() - 1;
+            assertThat(PackedRow.floor(row, t)).as("floor %s (seed %s)", t, seed).isEqualTo(want);
+        }
+    }
+}
