@@ -3,19 +3,12 @@ package io.asofconnect.bench;
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichOutcome;
 import io.asofconnect.enrich.EnrichmentEngine;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
-import io.asofconnect.store.MapDbVersionStore;
-import io.asofconnect.store.OpenOutcome;
 import io.asofconnect.store.StoreBackedLookup;
-import io.asofconnect.store.StoreOptions;
+import io.asofconnect.store.VersionStore;
 import io.asofconnect.store.WatermarkTracker;
-import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
-import org.apache.kafka.connect.data.Timestamp;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.transforms.InsertField;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -39,11 +32,6 @@ import org.openjdk.jmh.runner.options.CommandLineOptionException;
 import org.openjdk.jmh.runner.options.CommandLineOptions;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.math.BigDecimal;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
@@ -53,13 +41,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * Records per second enriched on one thread by {@link EnrichmentEngine#tryEnrich} on schema'd (Struct)
  * records, as-of joined with a replica of {@code keys} keys × {@code versions} versions (a real
- * {@link MapDbVersionStore} behind a {@link StoreBackedLookup}, watermark past every event time), next to
+ * version store behind a {@link StoreBackedLookup}, watermark past every event time), next to
  * Kafka's own {@code InsertField$Value} on the same records: the cost of the smallest schema-changing SMT, a
- * ceiling no join can beat. {@link #main} runs both and prints the ratio.
+ * ceiling no join can beat. {@link #main} runs both and prints the ratio and the {@code bench transform} line.
  *
- * <p>The store file is {@code <asof.bench.dir>/enrich-<keys>x<versions>.db} (default directory
- * {@code benchmarks/target-bench}); it is reused while it opens as REOPENED and carries this benchmark's
- * completion mark, and rebuilt otherwise (e.g. when the store format changed and open reports REBUILT).
+ * <p>The store is {@link BenchVersions#openLoaded}'s, shared with {@link StoreLookupBenchmark}. Order bias:
+ * JMH forks a JVM per benchmark method, each with its own warm-up, so both sides are warmed alike.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -67,22 +54,12 @@ import java.util.concurrent.TimeUnit;
 @Warmup(iterations = 3, time = 5)
 @Measurement(iterations = 5, time = 5)
 public class EnrichBenchmark {
-    static final String TABLE = "public.products";
+    static final String TABLE = BenchVersions.TABLE;
     static final String TOPIC = "orders";
-    /** Version v of key k is valid from BASE + v * STEP + k % STEP. */
-    static final long BASE = 1_700_000_000_000L;
-    static final long STEP = 1_000;
+    static final long BASE = BenchVersions.BASE;
+    static final long STEP = BenchVersions.STEP;
     /** Distinct pre-built records cycled through; a power of two. */
     static final int RECORDS = 1 << 16;
-    private static final String COMPLETE = "bench.enrich.complete";
-
-    static final Schema ROW = SchemaBuilder.struct().name("bench.public.products.Value")
-            .field("id", Schema.INT64_SCHEMA)
-            .field("name", Schema.STRING_SCHEMA)
-            .field("price", Decimal.builder(2).optional().build())
-            .field("category", Schema.OPTIONAL_STRING_SCHEMA)
-            .field("updated_at", Timestamp.builder().optional().build())
-            .build();
 
     static final Schema ORDER = SchemaBuilder.struct().name("bench.orders.Value")
             .field("order_id", Schema.INT64_SCHEMA)
@@ -98,36 +75,14 @@ public class EnrichBenchmark {
         @Param("10")
         public int versions;
 
-        MapDbVersionStore store;
+        VersionStore store;
         EnrichmentEngine engine;
         InsertField.Value<SinkRecord> insertField;
         SinkRecord[] records;
 
         @Setup(Level.Trial)
         public void open() {
-            Path dir = Path.of(System.getProperty("asof.bench.dir", "benchmarks/target-bench"));
-            Path file = dir.resolve("enrich-" + keys + "x" + versions + ".db");
-            try {
-                Files.createDirectories(dir);
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot create the benchmark directory " + dir, e);
-            }
-            store = MapDbVersionStore.open(file, StoreOptions.defaults());
-            OpenOutcome outcome = store.openOutcome();
-            outcome.quarantined().ifPresent(EnrichBenchmark::deleteQuietly);
-            String state = "reused";
-            if (outcome.kind() != OpenOutcome.Kind.REOPENED || store.meta(COMPLETE).isEmpty()) {
-                state = "built now, open said " + outcome.kind();
-                if (!store.keys(TABLE).iterator().hasNext()) {
-                    load();
-                } else {
-                    // A load that was cut short: start again from an empty file.
-                    store.close();
-                    deleteStore(file);
-                    store = MapDbVersionStore.open(file, StoreOptions.defaults());
-                    load();
-                }
-            }
+            store = BenchVersions.openLoaded(keys, versions);
             StoreBackedLookup lookup = new StoreBackedLookup(store, new WatermarkTracker(Long.MAX_VALUE), Set.of(TABLE));
             engine = new EnrichmentEngine(new EnrichConfig(Map.of(
                     EnrichConfig.TABLE, TABLE,
@@ -138,27 +93,6 @@ public class EnrichBenchmark {
             insertField.configure(Map.of("static.field", "source", "static.value", "bench"));
             records = records(keys, versions);
             requireEnriched(engine.tryEnrich(records[0]));
-            System.out.printf("%nstore %s (%s): %d keys x %d versions, %d MB%n", file.getFileName(), state, keys,
-                    versions, sizeMb(file));
-        }
-
-        private void load() {
-            long started = System.nanoTime();
-            long puts = 0;
-            for (int k = 0; k < keys; k++) {
-                RowKey key = RowKey.of((long) k);
-                for (int v = 0; v < versions; v++) {
-                    store.put(TABLE, key, new Version(BASE + v * STEP + k % STEP,
-                            new SourcePosition(1L + (long) v * keys + k, 0), row(k, v)));
-                    if (++puts % 50_000 == 0) {
-                        store.commit();
-                    }
-                }
-            }
-            store.setMeta(COMPLETE, "true");
-            store.commit();
-            double secs = (System.nanoTime() - started) / 1e9;
-            System.out.printf("%nloaded %d versions in %.1f s (%.0f puts/s)%n", puts, secs, puts / secs);
         }
 
         @TearDown(Level.Trial)
@@ -192,12 +126,6 @@ public class EnrichBenchmark {
         return r.insertField.apply(c.next(r.records));
     }
 
-    static Struct row(int k, int v) {
-        return new Struct(ROW).put("id", (long) k).put("name", "product " + k + " rev " + v)
-                .put("price", BigDecimal.valueOf(100L * k + v, 2)).put("category", "cat-" + (k % 97))
-                .put("updated_at", new java.util.Date(BASE + v * STEP));
-    }
-
     /** Orders at random products and random times inside the history (each a hit on some version). */
     static SinkRecord[] records(int keys, int versions) {
         SplittableRandom random = new SplittableRandom(42);
@@ -220,37 +148,6 @@ public class EnrichBenchmark {
         }
     }
 
-    private static long sizeMb(Path file) {
-        try {
-            return Files.size(file) >> 20;
-        } catch (IOException e) {
-            return -1;
-        }
-    }
-
-    private static void deleteStore(Path file) {
-        try (var siblings = Files.list(file.toAbsolutePath().getParent())) {
-            String base = file.getFileName().toString();
-            siblings.filter(p -> p.getFileName().toString().startsWith(base) && !p.getFileName().toString().endsWith(".lock"))
-                    .forEach(EnrichBenchmark::deleteQuietly);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the unfinished benchmark store " + file, e);
-        }
-    }
-
-    private static void deleteQuietly(Path p) {
-        try {
-            Files.deleteIfExists(p);
-            // The quarantined write-ahead log files sit next to it under the same prefix.
-            try (var siblings = Files.list(p.toAbsolutePath().getParent())) {
-                String base = p.getFileName().toString();
-                siblings.filter(s -> s.getFileName().toString().startsWith(base + ".wal")).forEach(s -> s.toFile().delete());
-            }
-        } catch (IOException e) {
-            System.err.println("could not delete " + p + ": " + e.getMessage());
-        }
-    }
-
     /**
      * Runs both benchmarks in one JMH run and prints records/s of each and their ratio. JMH command-line
      * options (e.g. {@code -wi 1 -i 3 -p keys=100000}) are passed through.
@@ -268,13 +165,12 @@ public class EnrichBenchmark {
         System.out.printf("  AsOf enrichment (EnrichmentEngine.tryEnrich, MapDB replica): %,12.0f records/s%n", ours);
         System.out.printf("  Kafka InsertField$Value (static field, same records):        %,12.0f records/s%n", peer);
         System.out.printf("  ratio enrichment / InsertField: %.3f (InsertField is %.1fx faster)%n", ours / peer, peer / ours);
+        BenchLine.rate("transform", ours, peer);
     }
 
     private static double score(Collection<RunResult> results, String method) {
-        return results.stream()
-                .filter(r -> r.getParams().getBenchmark().endsWith("." + method))
-                .mapToDouble(r -> r.getPrimaryResult().getScore())
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no result for " + method + "; was it excluded?"));
+        int keys = results.stream().mapToInt(r -> Integer.parseInt(r.getParams().getParam("keys"))).max()
+                .orElseThrow(() -> new IllegalStateException("JMH returned no results"));
+        return JmhScores.score(results, method, keys);
     }
 }

@@ -2,19 +2,13 @@ package io.asofconnect.bench;
 
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
-import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.StoreBackedLookup;
-import io.asofconnect.store.StoreOptions;
+import io.asofconnect.store.VersionStore;
 import io.asofconnect.store.WatermarkTracker;
-import org.apache.kafka.connect.data.Decimal;
-import org.apache.kafka.connect.data.Schema;
-import org.apache.kafka.connect.data.SchemaBuilder;
-import org.apache.kafka.connect.data.Struct;
-import org.apache.kafka.connect.data.Timestamp;
+import org.apache.kafka.streams.state.VersionedRecord;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
@@ -24,37 +18,35 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
-import java.io.IOException;
-import java.math.BigDecimal;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import java.util.Collection;
+import java.util.Comparator;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * As-of lookups per second on a store of {@code keys} keys × {@code versions} versions, at random keys
- * and random times inside the history, with one and two reader threads.
+ * As-of lookups per second on a store of {@code keys} keys × {@code versions} versions, at random keys over
+ * the whole key space and random times inside the history: ours (the version store behind a
+ * {@link StoreBackedLookup}, 1 and 2 threads) and, on one thread, Kafka Streams' RocksDB versioned store
+ * loaded with the same versions ({@link KafkaStreamsVersions}).
  *
- * <p>The store is built once and reused: {@code <asof.bench.dir>/store-<keys>x<versions>-f<format>.db}
- * (a new store format gets a new file), the directory defaulting to {@code benchmarks/target-bench}
- * under the working directory. Delete it to rebuild. Run: {@code java -jar benchmarks/target/benchmarks.jar StoreLookupBenchmark -wi 2 -i 3 -f 1}.
+ * <p>Order bias: JMH runs every benchmark method in a JVM forked for it, with its own warm-up iterations, so
+ * neither side inherits the other's JIT work or caches (both are warmed); the store files are the only thing
+ * shared. Each fork prints the heap and disk bytes per version its store holds ({@code footprint} lines).
+ * {@link #main} runs both one-thread methods for every {@code keys} given ({@code -p keys=10000,100000}) and
+ * prints a {@code scale lookup-1t} line per size and the {@code bench lookup-1t} line for the largest.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
+@Fork(value = 1, jvmArgsAppend = {"-Xmx2g"})
 public class StoreLookupBenchmark {
-    static final String TABLE = "public.products";
-    /** Valid-from of the first version; version v of key k is valid from BASE + v * STEP + k % STEP. */
-    static final long BASE = 1_700_000_000_000L;
-    static final long STEP = 1_000;
-    static final Schema ROW = SchemaBuilder.struct().name("bench.public.products.Value")
-            .field("id", Schema.INT64_SCHEMA)
-            .field("name", Schema.STRING_SCHEMA)
-            .field("price", Decimal.builder(2).optional().build())
-            .field("category", Schema.OPTIONAL_STRING_SCHEMA)
-            .field("updated_at", Timestamp.builder().optional().build())
-            .build();
 
     @State(Scope.Benchmark)
     public static class Store {
@@ -63,52 +55,51 @@ public class StoreLookupBenchmark {
         @Param("10")
         public int versions;
 
-        MapDbVersionStore store;
+        VersionStore store;
         StoreBackedLookup lookup;
 
         @Setup(Level.Trial)
-        public void open() throws IOException {
-            Path dir = Path.of(System.getProperty("asof.bench.dir", "benchmarks/target-bench"));
-            Files.createDirectories(dir);
-            Path file = dir.resolve("store-" + keys + "x" + versions + "-f" + MapDbVersionStore.FORMAT_VERSION + ".db");
-            store = MapDbVersionStore.open(file, StoreOptions.defaults());
-            if (store.meta("bench.complete").isEmpty()) {
-                load();
-            }
-            WatermarkTracker watermark = new WatermarkTracker(Long.MAX_VALUE);
-            lookup = new StoreBackedLookup(store, watermark, Set.of(TABLE));
-            System.gc();
-            Runtime rt = Runtime.getRuntime();
-            System.out.printf("%nstore %s: %d keys x %d versions, file %d MB, heap used after load %d MB%n",
-                    file.getFileName(), keys, versions, Files.size(file) >> 20, (rt.totalMemory() - rt.freeMemory()) >> 20);
-        }
-
-        private void load() {
-            long started = System.nanoTime();
-            long puts = 0;
-            for (int k = 0; k < keys; k++) {
-                RowKey key = RowKey.of(k);
-                for (int v = 0; v < versions; v++) {
-                    store.put(TABLE, key, new Version(BASE + v * STEP + k % STEP, new SourcePosition(1L + (long) v * keys + k, 0), row(k, v)));
-                    if (++puts % 50_000 == 0) {
-                        store.commit();
-                    }
-                }
-            }
-            store.setMeta("bench.complete", "true");
-            store.commit();
-            double secs = (System.nanoTime() - started) / 1e9;
-            System.out.printf("%nloaded %d versions in %.1f s (%.0f puts/s)%n", puts, secs, puts / secs);
-        }
-
-        static Struct row(int k, int v) {
-            return new Struct(ROW).put("id", (long) k).put("name", "product " + k + " rev " + v)
-                    .put("price", BigDecimal.valueOf(100L * k + v, 2)).put("category", "cat-" + (k % 97))
-                    .put("updated_at", new java.util.Date(BASE + v * STEP));
+        public void open() {
+            long heapBefore = BenchVersions.usedHeapAfterGc();
+            store = BenchVersions.openLoaded(keys, versions);
+            lookup = new StoreBackedLookup(store, new WatermarkTracker(Long.MAX_VALUE), Set.of(BenchVersions.TABLE));
+            long versionsHeld = (long) keys * versions;
+            BenchLine.footprint("ours", "heap", versionsHeld, Math.max(0, BenchVersions.usedHeapAfterGc() - heapBefore));
+            BenchLine.footprint("ours", "disk", versionsHeld, BenchVersions.diskBytes(BenchVersions.storeFile(keys, versions)));
         }
 
         @TearDown(Level.Trial)
         public void close() {
+            store.close();
+        }
+    }
+
+    @State(Scope.Benchmark)
+    public static class Peer {
+        @Param("1000000")
+        public int keys;
+        @Param("10")
+        public int versions;
+
+        KafkaStreamsVersions store;
+
+        @Setup(Level.Trial)
+        public void open() {
+            long heapBefore = BenchVersions.usedHeapAfterGc();
+            store = new KafkaStreamsVersions(keys, versions);
+            long versionsHeld = (long) keys * versions;
+            // Java heap only: RocksDB's memtables and block cache live outside it.
+            BenchLine.footprint("kafka-streams", "heap", versionsHeld, Math.max(0, BenchVersions.usedHeapAfterGc() - heapBefore));
+            if (store.get(0, BenchVersions.validFrom(0, 0)) == null) {
+                throw new IllegalStateException("the Kafka Streams store does not hold key 0's first version");
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void close() {
+            System.out.println();
+            // On disk once closed: before, part of the data may still sit in RocksDB's memtables.
+            BenchLine.footprint("kafka-streams", "disk", (long) keys * versions, store.closeAndMeasure());
             store.close();
         }
     }
@@ -118,10 +109,13 @@ public class StoreLookupBenchmark {
         final SplittableRandom random = new SplittableRandom();
     }
 
+    private static long randomTime(SplittableRandom random, int versions) {
+        return BenchVersions.BASE + random.nextLong(versions * BenchVersions.STEP);
+    }
+
     private static LookupResult randomAsOf(Store s, Rnd r) {
         int k = r.random.nextInt(s.keys);
-        long t = BASE + r.random.nextLong(s.versions * STEP);
-        return s.lookup.asOf(TABLE, RowKey.of(k), t);
+        return s.lookup.asOf(BenchVersions.TABLE, RowKey.of((long) k), randomTime(r.random, s.versions));
     }
 
     @Benchmark
@@ -134,5 +128,41 @@ public class StoreLookupBenchmark {
     @Threads(2)
     public LookupResult asOfTwoThreads(Store s, Rnd r) {
         return randomAsOf(s, r);
+    }
+
+    @Benchmark
+    @Threads(1)
+    public VersionedRecord<byte[]> kafkaStreamsOneThread(Peer p, Rnd r) {
+        return p.store.get(r.random.nextInt(p.keys), randomTime(r.random, p.versions));
+    }
+
+    /**
+     * Runs the one-thread lookups of both stores for every {@code keys} parameter and prints the ratio; JMH
+     * options pass through (e.g. {@code -p keys=10000,100000 -wi 2 -i 3}).
+     */
+    public static void main(String[] args) throws RunnerException, CommandLineOptionException {
+        CommandLineOptions cli = new CommandLineOptions(args);
+        Collection<RunResult> results = new Runner(new OptionsBuilder()
+                .parent(cli)
+                .include(StoreLookupBenchmark.class.getName() + "\\.(asOfOneThread|kafkaStreamsOneThread)$")
+                .build()).run();
+        int[] sizes = results.stream().mapToInt(r -> Integer.parseInt(r.getParams().getParam("keys"))).distinct().sorted().toArray();
+        if (sizes.length == 0) {
+            throw new IllegalStateException("JMH returned no results");
+        }
+        System.out.println();
+        System.out.println("As-of lookups, 1 thread, random keys and times over the whole key space:");
+        for (int keys : sizes) {
+            int versions = results.stream().filter(r -> keys == Integer.parseInt(r.getParams().getParam("keys")))
+                    .map(r -> Integer.parseInt(r.getParams().getParam("versions"))).max(Comparator.naturalOrder()).orElseThrow();
+            double ours = JmhScores.score(results, "asOfOneThread", keys);
+            double peer = JmhScores.score(results, "kafkaStreamsOneThread", keys);
+            System.out.printf("  %,d keys x %d versions: ours %,.0f lookups/s   Kafka Streams versioned store %,.0f lookups/s   ratio %.2f%n",
+                    keys, versions, ours, peer, ours / peer);
+            BenchLine.scale("lookup-1t", (long) keys * versions, ours, peer);
+            if (keys == sizes[sizes.length - 1]) {
+                BenchLine.rate("lookup-1t", ours, peer);
+            }
+        }
     }
 }

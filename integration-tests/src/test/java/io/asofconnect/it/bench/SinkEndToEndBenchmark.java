@@ -39,15 +39,27 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * and the rate is the rows landed between the first non-empty count and the full count, over that span.
  *
  * <p>Arguments: {@code [N] [runs]} with N default 100000 and runs a comma-separated choice of {@code upsert}
- * (default), {@code insert} and {@code hosted} (upsert with the as-of enrichment hosted in the sink, joining a
- * 1,000-row {@code users} table replicated from a second database of the same Postgres); {@code both} means
- * {@code upsert,insert}. The peer always runs last. The peer's plugin directory comes from {@code asof.bench.peer.plugin}
+ * (default), {@code insert}, {@code hosted} (upsert with the as-of enrichment hosted in the sink, joining a
+ * 1,000-row {@code users} table replicated from a second database of the same Postgres) and {@code copy} (the
+ * same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means {@code upsert,insert}. The peer runs
+ * last. Order bias: every side first drains a warm-up topic (a tenth of N, 5,000 to 30,000 records) into a table
+ * of its own, discarded, then the measured topic. Prints the {@code bench e2e-vs-debezium} line, and
+ * {@code e2e-hosted-vs-plain} (hosted / upsert) and {@code e2e-vs-copy} (upsert / copy) when those ran. The
+ * peer's plugin directory comes from {@code asof.bench.peer.plugin}
  * (default {@code benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc}, from the project root
  * or the module directory), built by {@code mvn -B -f benchmarks/peer-debezium-jdbc/pom.xml package}.
  */
 public final class SinkEndToEndBenchmark {
 
     private static final String TOPIC = "bench-events";
+    private static final String WARMUP_TOPIC = "bench-warmup";
+    private static final int MIN_WARMUP = 5_000;
+    private static final int MAX_WARMUP = 30_000;
+    private static final String UPSERT = "asof-connect ExactlyOnceJdbcSink, exactly-once, upsert";
+    private static final String INSERT = "asof-connect ExactlyOnceJdbcSink, exactly-once, insert";
+    private static final String HOSTED = "asof-connect, upsert + as-of enrichment hosted in the sink";
+    private static final String COPY = "COPY from Java (pgjdbc CopyManager), same rows";
+    private static final String PEER = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert";
     private static final String DATABASE = "bench";
     private static final String SOURCE_DATABASE = "bench_source";
     private static final int USERS = 1000;
@@ -62,10 +74,11 @@ public final class SinkEndToEndBenchmark {
         int n = args.length > 0 ? Integer.parseInt(args[0].replace("_", "")) : 100_000;
         List<String> ours = List.of((args.length > 1 ? args[1] : "upsert").toLowerCase(java.util.Locale.ROOT)
                 .replace("both", "upsert,insert").split(","));
-        if (!List.of("upsert", "insert", "hosted").containsAll(ours)) {
-            throw new IllegalArgumentException("second argument: a comma-separated choice of upsert, insert, hosted (or both"
-                    + " for upsert,insert), not " + args[1]);
+        if (!List.of("upsert", "insert", "hosted", "copy").containsAll(ours)) {
+            throw new IllegalArgumentException("second argument: a comma-separated choice of upsert, insert, hosted, copy (or"
+                    + " both for upsert,insert), not " + args[1]);
         }
+        int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 10));
         Duration timeout = Duration.ofSeconds(Math.max(180, n / 200));
         Path work = TestPaths.workDir("bench-e2e");
         System.out.printf("End-to-end sink benchmark: %,d records, 2 partitions, 2 tasks; work directory %s%n", n, work);
@@ -79,35 +92,63 @@ public final class SinkEndToEndBenchmark {
             postgres = PostgresServer.start(work, "pg");
             postgres.createDatabase(DATABASE);
             broker = KafkaBroker.start(work);
+            broker.createTopic(WARMUP_TOPIC, 2);
             broker.createTopic(TOPIC, 2);
-            produce(broker, n);
+            long base = System.currentTimeMillis() - n - 120_000;
+            produce(broker, WARMUP_TOPIC, warmup, base);
+            produce(broker, TOPIC, n, base);
             Map<String, String> props = ConnectWorker.distributedProperties(broker, "bench", plugins, FreePorts.pick());
             worker = ConnectWorker.distributed("worker-1", work, props);
-
-            Map<String, Double> rates = new LinkedHashMap<>();
-            if (ours.contains("upsert")) {
-                rates.put("asof-connect ExactlyOnceJdbcSink, exactly-once, upsert",
-                        run(worker, postgres, "asof-upsert", ours(postgres, "asof_upsert", "UPSERT"), "asof_upsert", n, timeout));
-            }
-            if (ours.contains("insert")) {
-                rates.put("asof-connect ExactlyOnceJdbcSink, exactly-once, insert",
-                        run(worker, postgres, "asof-insert", ours(postgres, "asof_insert", "INSERT"), "asof_insert", n, timeout));
-            }
             if (ours.contains("hosted")) {
                 createUsers(postgres);
-                rates.put("asof-connect, upsert + as-of enrichment hosted in the sink",
-                        run(worker, postgres, "asof-hosted", hosted(postgres, "asof_hosted", work), "asof_hosted", n, timeout));
-                requireEnriched(postgres, "asof_hosted");
             }
-            String peerName = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert";
-            rates.put(peerName, run(worker, postgres, "dbz-upsert", peer(postgres, "dbz_upsert"), "dbz_upsert", n, timeout));
 
-            double peer = rates.get(peerName);
+            // Order bias: every side first drains a warm-up topic of its own size into its own table, discarded,
+            // so that none of them pays the worker's (or its plugin's) JIT warm-up inside the measured span.
+            System.out.printf("warm-up, %,d records per side (discarded):%n", warmup);
+            Map<String, Double> rates = new LinkedHashMap<>();
+            for (boolean measured : new boolean[] {false, true}) {
+                String topic = measured ? TOPIC : WARMUP_TOPIC;
+                String suffix = measured ? "" : "_warm";
+                int count = measured ? n : warmup;
+                if (ours.contains("upsert")) {
+                    rates.put(UPSERT, run(worker, postgres, "asof-upsert" + suffix,
+                            ours(postgres, topic, "asof_upsert" + suffix, "UPSERT"), "asof_upsert" + suffix, count, timeout));
+                }
+                if (ours.contains("insert")) {
+                    rates.put(INSERT, run(worker, postgres, "asof-insert" + suffix,
+                            ours(postgres, topic, "asof_insert" + suffix, "INSERT"), "asof_insert" + suffix, count, timeout));
+                }
+                if (ours.contains("hosted")) {
+                    rates.put(HOSTED, run(worker, postgres, "asof-hosted" + suffix,
+                            hosted(postgres, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout));
+                    requireEnriched(postgres, "asof_hosted" + suffix);
+                }
+                if (ours.contains("copy")) {
+                    rates.put(COPY, CopyLoad.run(postgres, DATABASE, "copy_rows" + suffix, count, i -> eventFields(i, base)));
+                }
+                rates.put(PEER, run(worker, postgres, "dbz-upsert" + suffix, peer(postgres, topic, "dbz_upsert" + suffix),
+                        "dbz_upsert" + suffix, count, timeout));
+                if (!measured) {
+                    System.out.printf("measured, %,d records per side:%n", n);
+                }
+            }
+
+            double peer = rates.get(PEER);
             System.out.println();
             System.out.printf("End to end, %,d JSON records with schemas, 2 partitions, 2 tasks, broker + worker + Postgres"
-                    + " on this machine:%n", n);
+                    + " on this machine, every side warmed:%n", n);
             rates.forEach((name, rate) -> System.out.printf("  %-58s %,10.0f rows/s   ratio to Debezium %.2f%n",
                     name, rate, rate / peer));
+            if (rates.containsKey(UPSERT)) {
+                if (rates.containsKey(HOSTED)) {
+                    benchLine("e2e-hosted-vs-plain", rates.get(HOSTED), rates.get(UPSERT));
+                }
+                benchLine("e2e-vs-debezium", rates.get(UPSERT), peer);
+                if (rates.containsKey(COPY)) {
+                    benchLine("e2e-vs-copy", rates.get(UPSERT), rates.get(COPY));
+                }
+            }
         } catch (Exception | Error e) {
             ManagedProcess.printTails(System.out, 40);
             throw e;
@@ -122,6 +163,15 @@ public final class SinkEndToEndBenchmark {
                 postgres.close();
             }
         }
+    }
+
+    /** The machine line benchmarks/run-all collects; a figure that is not a positive number is refused. */
+    private static void benchLine(String row, double ours, double peer) {
+        if (!(ours > 0) || !(peer > 0) || Double.isInfinite(ours) || Double.isInfinite(peer)) {
+            throw new IllegalStateException(row + ": refusing to print a figure that is not a positive number (ours "
+                    + ours + ", peer " + peer + ")");
+        }
+        System.out.printf(java.util.Locale.ROOT, "bench %s ours=%.3f peer=%.3f ratio=%.4f%n", row, ours, peer, ours / peer);
     }
 
     /** @return rows per second between the first row landed and the last */
@@ -179,11 +229,11 @@ public final class SinkEndToEndBenchmark {
         return "'" + text.replace("'", "''") + "'";
     }
 
-    private static Map<String, String> ours(PostgresServer pg, String table, String insertMode) {
+    private static Map<String, String> ours(PostgresServer pg, String topic, String table, String insertMode) {
         Map<String, String> c = new LinkedHashMap<>();
         c.put("connector.class", "io.asofconnect.sink.ExactlyOnceJdbcSinkConnector");
         c.put("tasks.max", "2");
-        c.put("topics", TOPIC);
+        c.put("topics", topic);
         c.put("connection.url", pg.jdbcUrl(DATABASE));
         c.put("connection.user", PostgresServer.USER);
         c.put("table.name.format", table);
@@ -195,22 +245,22 @@ public final class SinkEndToEndBenchmark {
     }
 
     /** Ours, upsert, joining each event's user_id with the users row valid at its record timestamp. */
-    private static Map<String, String> hosted(PostgresServer pg, String table, Path work) {
-        Map<String, String> c = ours(pg, table, "UPSERT");
+    private static Map<String, String> hosted(PostgresServer pg, String topic, String table, Path work, String replica) {
+        Map<String, String> c = ours(pg, topic, table, "UPSERT");
         c.put("enrich.table", "public.users");
         c.put("enrich.key.fields", "user_id");
         c.put("enrich.time.source", "RECORD_TIMESTAMP");
         c.put("enrich.output.mode", "FLATTEN");
         c.put("enrich.columns", "plan");
         c.put("enrich.version.metadata", "false");
-        c.put("replica.name", "bench_users");
+        c.put("replica.name", replica);
         c.put("replica.database.hostname", pg.host());
         c.put("replica.database.port", Integer.toString(pg.port()));
         c.put("replica.database.user", PostgresServer.USER);
         c.put("replica.database.dbname", SOURCE_DATABASE);
         c.put("replica.tables", "public.users");
-        c.put("replica.slot.name", "bench_users");
-        c.put("replica.path", work.resolve("replica").toString());
+        c.put("replica.slot.name", replica);
+        c.put("replica.path", work.resolve(replica).toString());
         return c;
     }
 
@@ -234,11 +284,11 @@ public final class SinkEndToEndBenchmark {
         }
     }
 
-    private static Map<String, String> peer(PostgresServer pg, String table) {
+    private static Map<String, String> peer(PostgresServer pg, String topic, String table) {
         Map<String, String> c = new LinkedHashMap<>();
         c.put("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector");
         c.put("tasks.max", "2");
-        c.put("topics", TOPIC);
+        c.put("topics", topic);
         c.put("connection.url", pg.jdbcUrl(DATABASE));
         c.put("connection.username", PostgresServer.USER);
         c.put("connection.password", "unused");
@@ -250,8 +300,17 @@ public final class SinkEndToEndBenchmark {
         return c;
     }
 
+    /**
+     * Event i's fields in schema order (id, user_id, amount, category, note, event_time): what is produced to
+     * the topic, and what the COPY ceiling loads.
+     */
+    static Object[] eventFields(int i, long base) {
+        return new Object[] {(long) i, (long) (i % USERS), i % 5000, "cat-" + (i % 97),
+                "event number " + i + " of the end-to-end benchmark", base + i};
+    }
+
     /** N events with distinct keys {id}, alternating partitions, JsonConverter envelopes with schemas. */
-    private static void produce(KafkaBroker broker, int n) {
+    private static void produce(KafkaBroker broker, String topic, int n, long base) {
         Map<String, String> fields = new LinkedHashMap<>();
         fields.put("id", "int64");
         fields.put("user_id", "int64");
@@ -262,25 +321,25 @@ public final class SinkEndToEndBenchmark {
         ObjectNode schema = JsonEvents.structSchema("bench.Event", fields);
         // A struct key: Debezium's sink takes primary.key.mode=record_key only from a struct.
         ObjectNode keySchema = JsonEvents.structSchema("bench.Key", Map.of("id", "int64"));
-        // Event times in the past, so that a hosted as-of join never waits for the replica's watermark.
-        long base = System.currentTimeMillis() - n - 120_000;
+        // Event times in the past (base), so that a hosted as-of join never waits for the replica's watermark.
         long started = System.nanoTime();
         try (JsonEvents producer = new JsonEvents(broker)) {
             for (int i = 0; i < n; i++) {
+                Object[] values = eventFields(i, base);
                 ObjectNode p = JsonEvents.payload();
-                p.put("id", (long) i);
-                p.put("user_id", (long) (i % USERS));
-                p.put("amount", i % 5000);
-                p.put("category", "cat-" + (i % 97));
-                p.put("note", "event number " + i + " of the end-to-end benchmark");
-                p.put("event_time", base + i);
+                p.put("id", (Long) values[0]);
+                p.put("user_id", (Long) values[1]);
+                p.put("amount", (Integer) values[2]);
+                p.put("category", (String) values[3]);
+                p.put("note", (String) values[4]);
+                p.put("event_time", (Long) values[5]);
                 ObjectNode key = JsonEvents.payload();
                 key.put("id", (long) i);
-                producer.sendAsync(TOPIC, i % 2, base + i, JsonEvents.envelope(keySchema, key), JsonEvents.envelope(schema, p));
+                producer.sendAsync(topic, i % 2, base + i, JsonEvents.envelope(keySchema, key), JsonEvents.envelope(schema, p));
             }
             producer.flush();
         }
-        System.out.printf("  produced %,d records in %.1f s%n", n, (System.nanoTime() - started) / 1e9);
+        System.out.printf("  produced %,d records to %s in %.1f s%n", n, topic, (System.nanoTime() - started) / 1e9);
     }
 
     private static void copyPeerPlugin(Path target) throws IOException {
