@@ -57,21 +57,22 @@ public final class ResultsReport {
         List<String> lines = Files.readAllLines(Path.of(args[0]), StandardCharsets.UTF_8);
         Path out = Files.createDirectories(Path.of(args[1]));
         Map<String, Row> rows = new LinkedHashMap<>();
-        List<String> scale = new ArrayList<>();
+        // Keyed by row and versions, so the ladder reads in growing size whatever order the runs took.
+        java.util.TreeMap<String, String> scale = new java.util.TreeMap<>();
         List<String> footprint = new ArrayList<>();
         for (String line : lines) {
             Matcher m;
             if ((m = BENCH.matcher(line)).matches()) {
                 rows.put(m.group(1), new Row(num(m.group(2)), num(m.group(3)), num(m.group(4))));
             } else if ((m = SCALE.matcher(line)).matches()) {
-                scale.add(String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %.3f |", m.group(1),
+                scale.put(String.format(Locale.ROOT, "%s %019d", m.group(1), Long.parseLong(m.group(2))), String.format(Locale.ROOT, "| %s | %,d | %,.0f | %,.0f | %.3f |", m.group(1),
                         Long.parseLong(m.group(2)), num(m.group(3)), num(m.group(4)), num(m.group(5))));
             } else if ((m = FOOTPRINT.matcher(line)).matches()) {
                 footprint.add(String.format(Locale.ROOT, "| %s | %s | %,d | %,d | %.1f |", m.group(1), m.group(2),
                         Long.parseLong(m.group(3)), Long.parseLong(m.group(4)), num(m.group(5))));
             }
         }
-        Files.writeString(out.resolve("summary.md"), summary(args[2], args[3], rows, scale, footprint), StandardCharsets.UTF_8);
+        Files.writeString(out.resolve("summary.md"), summary(args[2], args[3], rows, List.copyOf(scale.values()), footprint), StandardCharsets.UTF_8);
         Files.writeString(out.resolve("chart.svg"), chart(args[2], rows), StandardCharsets.UTF_8);
         System.out.println("wrote " + out.resolve("summary.md") + " and " + out.resolve("chart.svg"));
     }
