@@ -22,10 +22,7 @@ import io.asofconnect.store.StoreLockedException;
 import io.asofconnect.store.StoreOptions;
 import io.asofconnect.store.VersionStore;
 import io.asofconnect.store.WatermarkTracker;
-import io.debezium.engine.RecordChangeEvent;
-import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
-import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +30,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -189,33 +185,6 @@ public final class Replica implements AutoCloseable {
         return interrupted;
     }
 
-    /**
-     * Debezium retries a failed snapshot inside its task, with no engine failure that {@link #restart} would
-     * see: the rows of the new run arrive with another snapshot LSN than the stored offsets, which stop inside
-     * the interrupted run. The new run must not be applied on top of the old run's rows (see
-     * {@link #continueHistory}), so the batch fails the engine and {@link #restart} starts the store over.
-     */
-    private void noteSnapshotRetried(List<RecordChangeEvent<SourceRecord>> records) {
-        for (RecordChangeEvent<SourceRecord> event : records) {
-            SourceRecord r = event.record();
-            if (r.value() instanceof Struct v && v.schema().field("op") != null && "r".equals(v.getString("op"))) {
-                // Only a batch with snapshot rows decodes the stored offsets: streaming batches pass untouched.
-                if (!GapDetector.snapshotIncomplete(offsetCodec, store)) {
-                    return;
-                }
-                Object lsn = r.sourceOffset() == null ? null : r.sourceOffset().get("lsn");
-                boolean sameRun = store.offsets().values().stream().map(offsetCodec::decodeValue)
-                        .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
-                if (!sameRun) {
-                    throw new ConnectException("replica '" + config.name() + "': the initial snapshot was interrupted and"
-                            + " is being taken again; restarting the capture with an empty store so that rows of the"
-                            + " interrupted run cannot outlive their deletion");
-                }
-                return;
-            }
-        }
-    }
-
     private RetiringLookup newLookup() {
         VersionStore s = store;
         return new RetiringLookup(new DamageReportingLookup(new StoreBackedLookup(s, tracker, Set.copyOf(config.tables())), s),
@@ -284,7 +253,6 @@ public final class Replica implements AutoCloseable {
 
     private synchronized void startEngine() {
         engine = new CaptureEngine(engineName, EngineProperties.of(config), (records, committer) -> {
-            noteSnapshotRetried(records);
             applier.handleBatch(records, committer);
             if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
                 health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
@@ -325,6 +293,9 @@ public final class Replica implements AutoCloseable {
             if (old != null) {
                 old.close();
             }
+            // The stopped engine's uncommitted batches are read again from the committed offsets; the commit below
+            // must not make them durable without those offsets.
+            applier.discardPending();
             StartupChecks.SourceState source = checks.sourceState();
             VersionStore before = store;
             VersionStore marked = damagedStore.get();
@@ -438,6 +409,11 @@ public final class Replica implements AutoCloseable {
     /** Snapshot rows applied by this run of the replica (0 after a restart that resumed without a snapshot). */
     long snapshotRecordsApplied() {
         return applier == null ? 0 : applier.snapshotRecords();
+    }
+
+    /** Whether the store's committed offsets stop inside the initial snapshot, for tests in this module. */
+    boolean snapshotCommittedInProgress() {
+        return GapDetector.snapshotIncomplete(offsetCodec, store);
     }
 
     /** The store, for tests and tools in this module. */
