@@ -13,27 +13,17 @@ import io.asofconnect.replica.capture.OffsetCodec;
 import io.asofconnect.replica.capture.PgConnector;
 import io.asofconnect.replica.capture.StartupChecks;
 import io.asofconnect.replica.capture.WatermarkProber;
-import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.OpenOutcome;
-import io.asofconnect.store.Quarantine;
 import io.asofconnect.store.StoreBackedLookup;
 import io.asofconnect.store.StoreCorruptedException;
-import io.asofconnect.store.StoreLockedException;
-import io.asofconnect.store.StoreOptions;
 import io.asofconnect.store.VersionStore;
 import io.asofconnect.store.WatermarkTracker;
-import io.debezium.engine.RecordChangeEvent;
-import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.ConnectException;
-import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -55,6 +45,7 @@ public final class Replica implements AutoCloseable {
     private final StartupChecks checks;
     private final String engineName;
     private final OffsetCodec offsetCodec;
+    private final StoreFiles files;
     private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
             new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
     private final ScheduledExecutorService restarter;
@@ -74,6 +65,7 @@ public final class Replica implements AutoCloseable {
         this.checks = new StartupChecks(config, pg);
         this.engineName = EngineProperties.engineName(config);
         this.offsetCodec = new OffsetCodec(engineName);
+        this.files = new StoreFiles(config);
         this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "asof-replica-restart-" + config.name());
             t.setDaemon(true);
@@ -105,7 +97,7 @@ public final class Replica implements AutoCloseable {
                     config.name(), ReplicaConfig.SSL_MODE, config.sslMode(), ReplicaConfig.SSL_MODE);
         }
         StartupChecks.SourceState source = checks.run();
-        store = openStore();
+        store = files.open();
         OpenOutcome outcome = store.openOutcome();
         if (outcome.kind() == OpenOutcome.Kind.REBUILT) {
             LOG.warn("Replica {}: the store file was unusable ({}) and was rebuilt; a new snapshot follows", config.name(), outcome.reason());
@@ -189,37 +181,10 @@ public final class Replica implements AutoCloseable {
         return interrupted;
     }
 
-    /**
-     * Debezium retries a failed snapshot inside its task, with no engine failure that {@link #restart} would
-     * see: the rows of the new run arrive with another snapshot LSN than the stored offsets, which stop inside
-     * the interrupted run. The new run must not be applied on top of the old run's rows (see
-     * {@link #continueHistory}), so the batch fails the engine and {@link #restart} starts the store over.
-     */
-    private void noteSnapshotRetried(List<RecordChangeEvent<SourceRecord>> records) {
-        for (RecordChangeEvent<SourceRecord> event : records) {
-            SourceRecord r = event.record();
-            if (r.value() instanceof Struct v && v.schema().field("op") != null && "r".equals(v.getString("op"))) {
-                // Only a batch with snapshot rows decodes the stored offsets: streaming batches pass untouched.
-                if (!GapDetector.snapshotIncomplete(offsetCodec, store)) {
-                    return;
-                }
-                Object lsn = r.sourceOffset() == null ? null : r.sourceOffset().get("lsn");
-                boolean sameRun = store.offsets().values().stream().map(offsetCodec::decodeValue)
-                        .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
-                if (!sameRun) {
-                    throw new ConnectException("replica '" + config.name() + "': the initial snapshot was interrupted and"
-                            + " is being taken again; restarting the capture with an empty store so that rows of the"
-                            + " interrupted run cannot outlive their deletion");
-                }
-                return;
-            }
-        }
-    }
-
     private RetiringLookup newLookup() {
         VersionStore s = store;
-        return new RetiringLookup(new DamageReportingLookup(new StoreBackedLookup(s, tracker, Set.copyOf(config.tables())), s),
-                config.name());
+        return new RetiringLookup(new DamageReportingLookup(config.name(), new StoreBackedLookup(s, tracker, Set.copyOf(config.tables())), s,
+                tracker, this::lookupFoundDamage), config.name());
     }
 
     /**
@@ -236,9 +201,9 @@ public final class Replica implements AutoCloseable {
             LOG.debug("Replica {}: closing the store to be quarantined failed", config.name(), e);
         }
         try {
-            Path aside = Quarantine.moveAside(config.storeFile());
+            Path aside = files.quarantine();
             LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
-            store = openStore();
+            store = files.open();
         } catch (RuntimeException e) {
             // The closed store stays current and marked damaged, so the next restart tries the replacement again.
             damagedStore.set(replaced);
@@ -268,23 +233,8 @@ public final class Replica implements AutoCloseable {
         }
     }
 
-    private VersionStore openStore() {
-        try {
-            Files.createDirectories(config.directory());
-        } catch (IOException e) {
-            throw new ConnectException("replica '" + config.name() + "': cannot create the store directory given by "
-                    + ReplicaConfig.PATH + ": " + e.getMessage(), e);
-        }
-        try {
-            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults());
-        } catch (StoreLockedException e) {
-            throw new ConnectException("replica '" + config.name() + "': " + e.getMessage() + " (" + ReplicaConfig.PATH + ")", e);
-        }
-    }
-
     private synchronized void startEngine() {
         engine = new CaptureEngine(engineName, EngineProperties.of(config), (records, committer) -> {
-            noteSnapshotRetried(records);
             applier.handleBatch(records, committer);
             if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
                 health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
@@ -325,6 +275,9 @@ public final class Replica implements AutoCloseable {
             if (old != null) {
                 old.close();
             }
+            // The stopped engine's uncommitted batches are read again from the committed offsets; the commit below
+            // must not make them durable without those offsets.
+            applier.discardPending();
             StartupChecks.SourceState source = checks.sourceState();
             VersionStore before = store;
             VersionStore marked = damagedStore.get();
@@ -440,6 +393,11 @@ public final class Replica implements AutoCloseable {
         return applier == null ? 0 : applier.snapshotRecords();
     }
 
+    /** Whether the store's committed offsets stop inside the initial snapshot, for tests in this module. */
+    boolean snapshotCommittedInProgress() {
+        return GapDetector.snapshotIncomplete(offsetCodec, store);
+    }
+
     /** The store, for tests and tools in this module. */
     VersionStore store() {
         return store;
@@ -491,141 +449,6 @@ public final class Replica implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-        }
-    }
-
-    /** The stored history cannot be continued and {@code replica.on.gap=FAIL}. */
-    private static final class HistoryGapException extends ConnectException {
-        private static final long serialVersionUID = 1L;
-
-        HistoryGapException(String message) {
-            super(message);
-        }
-    }
-
-    /**
-     * The answers of a store that holds no history yet, while one is being rebuilt: OutOfHistory up to the
-     * watermark, NotYetVisible beyond it, never a row.
-     */
-    private static final class NoHistoryLookup implements VersionLookup {
-        private final WatermarkTracker watermark;
-        private final Set<String> tables;
-
-        NoHistoryLookup(WatermarkTracker watermark, Set<String> tables) {
-            this.watermark = watermark;
-            this.tables = tables;
-        }
-
-        private LookupResult at(String table, long timestamp) {
-            if (!tables.contains(table)) {
-                return new LookupResult.UnknownTable(table);
-            }
-            long w = watermark.get();
-            return timestamp > w ? new LookupResult.NotYetVisible(w) : new LookupResult.OutOfHistory(Long.MAX_VALUE);
-        }
-
-        @Override
-        public LookupResult asOf(String table, RowKey key, long timestamp) {
-            return at(table, timestamp);
-        }
-
-        @Override
-        public LookupResult current(String table, RowKey key) {
-            return at(table, Long.MAX_VALUE);
-        }
-
-        @Override
-        public LookupResult exact(String table, RowKey key, VersionId id) {
-            return at(table, id.validFrom());
-        }
-
-        @Override
-        public long watermark() {
-            return watermark.get();
-        }
-
-        @Override
-        public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
-            return watermark.await(timestamp, timeout);
-        }
-
-        @Override
-        public long sourceNow() {
-            return watermark.sourceNow();
-        }
-
-        @Override
-        public long historyStart() {
-            return Long.MAX_VALUE;
-        }
-
-        @Override
-        public Set<String> tables() {
-            return tables;
-        }
-    }
-
-    /**
-     * Reports a corrupted store found by a lookup to the replica, which heals, and answers that lookup as a
-     * store without history would, rather than failing the caller.
-     */
-    private final class DamageReportingLookup implements VersionLookup {
-        private final VersionLookup delegate;
-        private final VersionStore store;
-
-        DamageReportingLookup(VersionLookup delegate, VersionStore store) {
-            this.delegate = delegate;
-            this.store = store;
-        }
-
-        private LookupResult read(java.util.function.Supplier<LookupResult> r, String table, long timestamp) {
-            try {
-                return r.get();
-            } catch (StoreCorruptedException e) {
-                LOG.debug("Replica {}: a lookup found the store damaged", config.name(), e);
-                lookupFoundDamage(store, e);
-                return new NoHistoryLookup(tracker, tables()).at(table, timestamp);
-            }
-        }
-
-        @Override
-        public LookupResult asOf(String table, RowKey key, long timestamp) {
-            return read(() -> delegate.asOf(table, key, timestamp), table, timestamp);
-        }
-
-        @Override
-        public LookupResult current(String table, RowKey key) {
-            return read(() -> delegate.current(table, key), table, Long.MAX_VALUE);
-        }
-
-        @Override
-        public LookupResult exact(String table, RowKey key, VersionId id) {
-            return read(() -> delegate.exact(table, key, id), table, id.validFrom());
-        }
-
-        @Override
-        public long watermark() {
-            return delegate.watermark();
-        }
-
-        @Override
-        public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
-            return delegate.awaitWatermark(timestamp, timeout);
-        }
-
-        @Override
-        public long sourceNow() {
-            return delegate.sourceNow();
-        }
-
-        @Override
-        public long historyStart() {
-            return delegate.historyStart();
-        }
-
-        @Override
-        public Set<String> tables() {
-            return delegate.tables();
         }
     }
 }

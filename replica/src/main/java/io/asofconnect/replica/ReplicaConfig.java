@@ -55,6 +55,8 @@ public final class ReplicaConfig extends AbstractConfig {
     public static final String HISTORY_RETENTION_MS = PREFIX + "history.retention.ms";
     public static final String WATERMARK_INTERVAL_MS = PREFIX + "watermark.interval.ms";
     public static final String WATERMARK_SAFETY_MARGIN_MS = PREFIX + "watermark.safety.margin.ms";
+    public static final String COMMIT_INTERVAL_MS = PREFIX + "commit.interval.ms";
+    public static final String COMMIT_MAX_RECORDS = PREFIX + "commit.max.records";
     public static final String ON_GAP = PREFIX + "on.gap";
     public static final String SLOT_DROP_ON_STOP = PREFIX + "slot.drop.on.stop";
 
@@ -206,6 +208,18 @@ public final class ReplicaConfig extends AbstractConfig {
                         "Subtracted from each probe's time: a commit takes its timestamp slightly before its WAL record is written,"
                                 + " so a commit stamped just before a probe may still follow it in the WAL.",
                         g, ++o, ConfigDef.Width.SHORT, "Watermark safety margin")
+                .define(COMMIT_INTERVAL_MS, Type.LONG, 1000L, ConfigDef.Range.between(0, 60_000), Importance.LOW,
+                        "The longest time, in milliseconds, that applied changes wait for the store commit that makes them and"
+                                + " their offsets durable; commits are also made whenever a watermark probe advances the watermark, at the"
+                                + " end of the initial snapshot, and after " + COMMIT_MAX_RECORDS + " records. Larger values commit less"
+                                + " often (faster ingest); after a crash the uncommitted changes are read again from the slot. 0 commits"
+                                + " after every batch of the engine.",
+                        g, ++o, ConfigDef.Width.SHORT, "Commit interval")
+                .define(COMMIT_MAX_RECORDS, Type.INT, 20_000, ConfigDef.Range.between(1, 1_000_000), Importance.LOW,
+                        "The most records applied before a store commit. The engine's records are held in memory until the"
+                                + " commit that holds them (only then is the engine told they are processed), so this bounds that memory;"
+                                + " lower it for a small heap and wide rows.",
+                        g, ++o, ConfigDef.Width.SHORT, "Commit max records")
                 .define(ON_GAP, Type.STRING, OnGap.FAIL.name(), ON_GAP_VALUES, Importance.MEDIUM,
                         "What to do when the store cannot be continued from the slot without a gap (slot dropped or recreated, WAL"
                                 + " lost, a different server): FAIL (default) refuses to start and says why; REBUILD moves the file aside"
@@ -238,6 +252,8 @@ public final class ReplicaConfig extends AbstractConfig {
     private final long historyRetentionMs;
     private final long watermarkIntervalMs;
     private final long watermarkSafetyMarginMs;
+    private final long commitIntervalMs;
+    private final int commitMaxRecords;
     private final OnGap onGap;
     private final boolean slotDropOnStop;
     private final Map<String, String> debeziumOverrides;
@@ -268,6 +284,8 @@ public final class ReplicaConfig extends AbstractConfig {
         historyRetentionMs = getLong(HISTORY_RETENTION_MS);
         watermarkIntervalMs = getLong(WATERMARK_INTERVAL_MS);
         watermarkSafetyMarginMs = getLong(WATERMARK_SAFETY_MARGIN_MS);
+        commitIntervalMs = getLong(COMMIT_INTERVAL_MS);
+        commitMaxRecords = getInt(COMMIT_MAX_RECORDS);
         onGap = ON_GAP_VALUES.parse(ON_GAP, getString(ON_GAP));
         slotDropOnStop = getBoolean(SLOT_DROP_ON_STOP);
         debeziumOverrides = debeziumOverrides(originals());
@@ -515,6 +533,10 @@ public final class ReplicaConfig extends AbstractConfig {
     public SnapshotValidFrom snapshotValidFrom() { return snapshotValidFrom; }
     public long historyRetentionMs() { return historyRetentionMs; }
     public long watermarkIntervalMs() { return watermarkIntervalMs; }
+
+    public long commitIntervalMs() { return commitIntervalMs; }
+
+    public int commitMaxRecords() { return commitMaxRecords; }
     public long watermarkSafetyMarginMs() { return watermarkSafetyMarginMs; }
     public OnGap onGap() { return onGap; }
     public boolean slotDropOnStop() { return slotDropOnStop; }

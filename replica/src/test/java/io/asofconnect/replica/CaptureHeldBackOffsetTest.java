@@ -65,6 +65,8 @@ class CaptureHeldBackOffsetTest {
         p.put(ReplicaConfig.TABLES, "public.t");
         p.put(ReplicaConfig.SLOT_NAME, "held_slot");
         p.put(ReplicaConfig.PATH, dir.toString());
+        // Batch by batch: these tests are about which offset one batch may commit, not about grouping commits.
+        p.put(ReplicaConfig.COMMIT_INTERVAL_MS, "0");
         ReplicaConfig config = new ReplicaConfig(p);
         store = MapDbVersionStore.open(dir.resolve("held.mapdb"), StoreOptions.defaults());
         codec = new OffsetCodec("held");

@@ -63,9 +63,10 @@ class ReplicaSnapshotRestartTest {
         db.exec("CREATE TABLE public.big (id int PRIMARY KEY, val text NOT NULL, pad text)",
                 "INSERT INTO public.big SELECT g, 'initial', repeat('x', 100) FROM generate_series(1, " + ROWS + ") g");
         Map<String, Object> props = db.props("snaprestart", "snaprestart_slot", dir, "public.big");
-        // Small batches: the first snapshot commits offsets that stop inside it long before it is through.
+        // Small batches, each committed: the first snapshot commits offsets that stop inside it long before it is through.
         props.put("replica.debezium.max.batch.size", "256");
         props.put("replica.debezium.snapshot.fetch.size", "256");
+        props.put(ReplicaConfig.COMMIT_INTERVAL_MS, "0");
         AtomicBoolean reading = new AtomicBoolean(true);
         AtomicReference<String> futureValue = new AtomicReference<>();
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {

@@ -7,24 +7,28 @@ import io.asofconnect.store.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
- * The engine's batch consumer: applies a batch's row changes to the store, records the batch's source
- * offsets and the watermark its probes reached, commits all of it at once, and only then tells the engine
- * the records are processed (which lets it flush the LSN to the server). A crash before the commit replays
- * the batch; a crash after it resumes from the committed offsets. Replays are absorbed because a version
- * is keyed by its source position.
+ * The engine's batch consumer: applies a batch's row changes to the store and, once enough has been applied
+ * ({@link CommitPolicy}), records the source offsets and the watermark the probes reached and commits all of
+ * it at once; only then does it tell the engine that the records the commit holds are processed (which lets
+ * it flush the LSN to the server), and only then is the watermark published to lookups. So neither the
+ * server's confirmed LSN nor the watermark ever passes the committed store. A crash before the commit
+ * replays the uncommitted batches from the committed offsets; replays are absorbed because a version is
+ * keyed by its source position. Lookups may see the uncommitted versions meanwhile (the store's contract),
+ * never a watermark that covers a change not yet in the store.
  *
  * <p>A batch's committed offset stops before a trailing run of streamed row changes that share one LSN. Several
  * changes carry the same LSN when one WAL record holds many rows (COPY and other heap multi-inserts write one
@@ -34,6 +38,8 @@ import java.util.function.LongSupplier;
  * its offset is committed by a later batch, once a record with another LSN shows the run has ended, and a
  * replay of the run is absorbed. The held-back records are not reported processed either, so the LSN the
  * engine confirms to the server never passes the committed offset.
+ *
+ * <p>Called by the engine's one thread; {@link #discardPending} only once that thread has stopped.
  */
 public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> {
     private static final Logger LOG = LoggerFactory.getLogger(BatchApplier.class);
@@ -42,26 +48,40 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     /** Meta key: the latest time at which the snapshot read a row (its source {@code ts_ms}). */
     static final String META_SNAPSHOT_READ_UNTIL = "replica.snapshot.read.until";
 
+    private final String replicaName;
     private final VersionStore store;
     private final WatermarkTracker tracker;
     private final ChangeEventMapper mapper;
     private final OffsetCodec offsets;
+    private final CommitPolicy policy;
     private final String probePrefix;
     private final long safetyMarginMs;
     private final long retentionMs;
     private final LongSupplier clock;
     private final long pruneEveryMs;
+    private final SameLsnOrdinals ordinals = new SameLsnOrdinals();
+    /** Tables whose key is configured in replica.key.columns rather than their primary key. */
+    private final Set<String> keyColumnTables;
+    private final PendingCommit pending = new PendingCommit();
     private long lastPrune;
+    private long lastCommit;
     private long snapshotRecords;
     private long changeRecords;
     /** The LSN of the run the previous batch held back, or null: a batch may begin with the rest of that run. */
     private Long heldBackLsn;
+    /** {@link #heldBackLsn} as of the last commit: where a replay after a discard starts. */
+    private Long committedHeldBackLsn;
+    /** The row events of the current batch, by index (null for other records); reused across batches. */
+    private RowEvent[] events = new RowEvent[0];
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
+        this.replicaName = config.name();
         this.store = store;
         this.tracker = tracker;
         this.mapper = new ChangeEventMapper(config);
         this.offsets = offsets;
+        this.policy = CommitPolicy.of(config);
+        this.keyColumnTables = Set.copyOf(config.keyColumns().keySet());
         this.probePrefix = WatermarkProber.prefixFor(config.name());
         this.safetyMarginMs = config.watermarkSafetyMarginMs();
         this.retentionMs = config.historyRetentionMs();
@@ -69,56 +89,136 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         this.pruneEveryMs = pruneInterval(retentionMs);
         // The first prune comes within a minute of start, so a worker restarted more often than the interval still prunes.
         this.lastPrune = clock.getAsLong() - pruneEveryMs + Math.min(pruneEveryMs, 60_000);
+        this.lastCommit = clock.getAsLong();
     }
 
     @Override
     public void handleBatch(List<RecordChangeEvent<SourceRecord>> records, DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer)
             throws InterruptedException {
-        long watermark = store.watermark();
-        Map<Map<String, ?>, Map<String, ?>> lastOffsets = new LinkedHashMap<>();
-        Map<SameLsn, Integer> ordinals = new HashMap<>();
-        HeldBack held = heldBack(records);
+        int n = records.size();
+        RowEvent[] rows = rowEvents(records);
+        HeldBack held = heldBack(rows, records);
         int settled = held.settled();
-        long snapshotRead = Long.MIN_VALUE;
+        ordinals.reset();
+        boolean snapshotEnded = false;
         try {
-            for (int i = 0; i < records.size(); i++) {
-                SourceRecord r = records.get(i).record();
-                if (ChangeEventMapper.isRowChange(r)) {
-                    snapshotRead = Math.max(snapshotRead, apply(r, ordinals));
+            for (int i = 0; i < n; i++) {
+                RowEvent e = rows[i];
+                if (e != null) {
+                    if (e.snapshot()) {
+                        checkSnapshotRun(e);
+                        snapshotEnded |= i < settled && isLastSnapshotRecord(e.record());
+                    }
+                    pending.snapshotRead = Math.max(pending.snapshotRead, apply(e));
                 } else {
-                    long probe = probeTime(r);
+                    long probe = probeTime(records.get(i).record());
                     if (probe != Long.MIN_VALUE) {
-                        watermark = Math.max(watermark, probe - safetyMarginMs);
+                        pending.watermark = Math.max(pending.watermark, probe - safetyMarginMs);
                     }
                 }
-                if (i < settled && r.sourcePartition() != null && r.sourceOffset() != null) {
-                    lastOffsets.put(r.sourcePartition(), r.sourceOffset());
+                if (i < settled) {
+                    pending.settle(records.get(i));
                 }
             }
-            for (Map.Entry<Map<String, ?>, Map<String, ?>> e : lastOffsets.entrySet()) {
-                store.putOffset(offsets.key(e.getKey()), offsets.value(e.getValue()));
+            pending.records += n;
+            heldBackLsn = held.lsn();
+            long now = clock.getAsLong();
+            boolean watermarkAdvanced = pending.watermark > Math.max(store.watermark(), tracker.get());
+            if (policy.due(pending.records, now - lastCommit, watermarkAdvanced, snapshotEnded)) {
+                commit(committer, now);
             }
-            if (snapshotRead != Long.MIN_VALUE && snapshotRead > snapshotReadUntil()) {
-                store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(snapshotRead));
-            }
-            if (watermark > store.watermark()) {
-                watermark = publishable(watermark);
-                if (watermark > store.watermark()) {
-                    store.setWatermark(watermark);
-                }
-            }
-            maybePrune(watermark);
-            store.commit();
         } catch (RuntimeException e) {
-            store.rollback();
+            discardPending();
             throw e;
-        }
-        tracker.advanceTo(watermark);
-        heldBackLsn = held.lsn();
-        for (int i = 0; i < settled; i++) {
-            committer.markProcessed(records.get(i));
+        } finally {
+            Arrays.fill(rows, 0, n, null);
         }
         committer.markBatchFinished();
+    }
+
+    /**
+     * Forgets every write since the last commit: the store's and what this consumer owed it. For a batch that
+     * failed, and for the replica before it restarts the engine or closes, so that a commit made afterwards
+     * (the restart's own) cannot make uncommitted versions durable without their offsets.
+     */
+    public void discardPending() {
+        store.rollback();
+        pending.clear();
+        heldBackLsn = committedHeldBackLsn;
+    }
+
+    private void commit(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer, long now)
+            throws InterruptedException {
+        for (Map.Entry<Map<String, ?>, Map<String, ?>> e : pending.offsets().entrySet()) {
+            store.putOffset(offsets.key(e.getKey()), offsets.value(e.getValue()));
+        }
+        if (pending.snapshotRead != Long.MIN_VALUE && pending.snapshotRead > snapshotReadUntil()) {
+            store.setMeta(META_SNAPSHOT_READ_UNTIL, Long.toString(pending.snapshotRead));
+        }
+        long watermark = Math.max(store.watermark(), pending.watermark);
+        if (watermark > store.watermark()) {
+            watermark = publishable(watermark);
+            if (watermark > store.watermark()) {
+                store.setWatermark(watermark);
+            }
+        }
+        maybePrune(watermark, now);
+        store.commit();
+        lastCommit = now;
+        committedHeldBackLsn = heldBackLsn;
+        tracker.advanceTo(watermark);
+        for (RecordChangeEvent<SourceRecord> r : pending.settled()) {
+            committer.markProcessed(r);
+        }
+        pending.clear();
+    }
+
+    /** Reads each record's row change once, for both the held-back scan and the apply loop. */
+    private RowEvent[] rowEvents(List<RecordChangeEvent<SourceRecord>> records) {
+        if (events.length < records.size()) {
+            events = new RowEvent[Math.max(records.size(), 2 * events.length)];
+        }
+        for (int i = 0; i < records.size(); i++) {
+            events[i] = mapper.read(records.get(i).record());
+        }
+        return events;
+    }
+
+    /**
+     * Debezium retries a failed snapshot inside its task, with no engine failure that the replica's restart
+     * would see: the rows of the new run arrive with another snapshot LSN than the rows applied before, which
+     * the store holds uncommitted or its committed offsets stop inside of. The new run must not be applied on
+     * top of the old run's rows (a row deleted in between would outlive its deletion), so the batch fails the
+     * engine and the replica's restart starts the store over.
+     */
+    private void checkSnapshotRun(RowEvent e) {
+        if (pending.snapshotLsn != null) {
+            // Every row, by its source LSN (already read): a batch may hold the end of one run and the start of the next.
+            if (!pending.snapshotLsn.equals(e.lsn())) {
+                throw snapshotRetried();
+            }
+            return;
+        }
+        Long lsn = offsetLsn(e.record());
+        // The first snapshot row since the last commit: compare with the committed offsets, if they stop inside a snapshot.
+        if (GapDetector.snapshotIncomplete(offsets, store)) {
+            boolean sameRun = store.offsets().values().stream().map(offsets::decodeValue)
+                    .anyMatch(m -> m != null && lsn != null && lsn.toString().equals(String.valueOf(m.get("lsn"))));
+            if (!sameRun) {
+                throw snapshotRetried();
+            }
+        }
+        pending.snapshotLsn = e.lsn();
+    }
+
+    private ConnectException snapshotRetried() {
+        return new ConnectException("replica '" + replicaName + "': the initial snapshot was interrupted and"
+                + " is being taken again; restarting the capture with an empty store so that rows of the"
+                + " interrupted run cannot outlive their deletion");
+    }
+
+    private static boolean isLastSnapshotRecord(SourceRecord r) {
+        return r.sourceOffset() != null && Boolean.TRUE.equals(r.sourceOffset().get("last_snapshot_record"));
     }
 
     /**
@@ -127,7 +227,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
      * (a heartbeat repeats the offset of the last change it saw). Records without an LSN belong to the run around
      * them. Snapshot rows all share the snapshot's LSN and are committed as they come, as are other records.
      */
-    private HeldBack heldBack(List<RecordChangeEvent<SourceRecord>> records) {
+    private HeldBack heldBack(RowEvent[] rows, List<RecordChangeEvent<SourceRecord>> records) {
         int start = records.size();
         Long runLsn = null;
         boolean rowRun = false;
@@ -140,7 +240,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             if (lsn != null) {
                 runLsn = lsn;
             }
-            rowRun |= isStreamedRowChange(r);
+            RowEvent e = rows[start - 1];
+            rowRun |= e != null && !e.snapshot();
             start--;
         }
         if (start == 0 && runLsn != null && runLsn.equals(heldBackLsn)) {
@@ -151,10 +252,6 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
 
     /** The first {@code settled} records of a batch may be committed; the rest share {@code lsn} (null when none are held back). */
     private record HeldBack(int settled, Long lsn) {
-    }
-
-    private static boolean isStreamedRowChange(SourceRecord r) {
-        return ChangeEventMapper.isRowChange(r) && !ChangeEventMapper.isSnapshot(((Struct) r.value()).getStruct("source"));
     }
 
     /** The LSN in a record's source offset, or null. */
@@ -191,21 +288,18 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         return store.meta(META_SNAPSHOT_READ_UNTIL).map(Long::parseLong).orElse(Long.MIN_VALUE);
     }
 
-    /** One key at one LSN: the changes sharing it within a batch are numbered in batch order. */
-    private record SameLsn(String table, Long lsn, RowKey key) {
-    }
-
     /** Applies one row change; returns the time a snapshot row was read, or {@link Long#MIN_VALUE} for a change. */
-    private long apply(SourceRecord r, Map<SameLsn, Integer> ordinals) {
-        Struct source = ((Struct) r.value()).getStruct("source");
-        RowKey key = ChangeEventMapper.key(r);
-        int ordinal = ordinals.merge(new SameLsn(ChangeEventMapper.table(r), source.getInt64("lsn"), key), 1, Integer::sum) - 1;
-        ChangeEventMapper.Change c = mapper.map(r, key, ordinal, store);
+    private long apply(RowEvent e) {
+        RowKey key = mapper.key(e);
+        // A snapshot reads each row of a table keyed by its primary key once: no two of its rows share a key, so
+        // their ordinals are all 0 and counting them (a map entry per row) is skipped. Tables keyed by
+        // replica.key.columns may repeat a key.
+        int ordinal = e.snapshot() && !keyColumnTables.contains(e.table()) ? 0 : ordinals.next(e.table(), e.lsn(), key);
+        ChangeEventMapper.Change c = mapper.map(e, key, ordinal, store);
         store.put(c.table(), c.key(), c.version());
         if (c.snapshot()) {
             snapshotRecords++;
-            Long read = source.schema().field("ts_ms") == null ? null : source.getInt64("ts_ms");
-            return read == null ? Long.MIN_VALUE : read;
+            return e.readAtMs() == null ? Long.MIN_VALUE : e.readAtMs();
         }
         changeRecords++;
         return Long.MIN_VALUE;
@@ -249,8 +343,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         return Math.max(1000, Math.max(Math.min(60_000, retentionMs), retentionMs / 10));
     }
 
-    private void maybePrune(long watermark) {
-        long now = clock.getAsLong();
+    private void maybePrune(long watermark, long now) {
         if (watermark == Long.MIN_VALUE || now - lastPrune < pruneEveryMs) {
             return;
         }

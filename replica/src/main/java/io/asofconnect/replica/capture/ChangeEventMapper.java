@@ -16,7 +16,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -24,11 +23,18 @@ import java.util.Optional;
 /**
  * Turns one Debezium change event (ops c, u, d, r) into the table, key and version the store keeps.
  * The key's components are the key struct's fields in their order, which is the table's key-column order.
+ *
+ * <p>Everything that depends only on a schema (which fields hold the op, the source and the new row, which
+ * columns could carry the unchanged-TOAST placeholder, the valid-from column) is resolved once per schema
+ * instance ({@link SchemaCache}); per record only values are read, by field handle rather than by name. One
+ * mapper belongs to one capture thread.
  */
 public final class ChangeEventMapper {
     /** Debezium's default for {@code unavailable.value.placeholder}: an unchanged TOASTed column. */
     static final String UNAVAILABLE = "__debezium_unavailable_value";
     private static final byte[] UNAVAILABLE_BYTES = UNAVAILABLE.getBytes(StandardCharsets.UTF_8);
+    /** Schemas of one replica: a few per table (one more after each ALTER), so this is generous. */
+    private static final int SCHEMAS = 512;
 
     /** One mapped change. */
     public record Change(String table, RowKey key, Version version, boolean snapshot) {
@@ -37,6 +43,9 @@ public final class ChangeEventMapper {
     private final ReplicaConfig.ValidFrom validFrom;
     private final String validFromColumn;
     private final ReplicaConfig.SnapshotValidFrom snapshotValidFrom;
+    private final SchemaCache<Envelope> envelopes = new SchemaCache<>(SCHEMAS, Envelope::of);
+    private final SchemaCache<Field[]> keys = new SchemaCache<>(SCHEMAS, s -> s.fields().toArray(new Field[0]));
+    private final SchemaCache<RowShape> rows;
 
     public ChangeEventMapper(ReplicaConfig config) {
         this(config.validFrom(), config.validFromColumn(), config.snapshotValidFrom());
@@ -46,26 +55,49 @@ public final class ChangeEventMapper {
         this.validFrom = validFrom;
         this.validFromColumn = validFromColumn;
         this.snapshotValidFrom = snapshotValidFrom;
+        this.rows = new SchemaCache<>(SCHEMAS, s -> RowShape.of(s, validFrom == ReplicaConfig.ValidFrom.COLUMN ? validFromColumn : null));
     }
 
-    /** Whether the record is a row change (rather than a heartbeat or a logical decoding message). */
-    public static boolean isRowChange(SourceRecord r) {
-        if (!(r.value() instanceof Struct v) || v.schema().field("op") == null || v.schema().field("source") == null) {
-            return false;
+    /** The row change in {@code r}, or null when it is none (a heartbeat, a logical decoding message). */
+    RowEvent read(SourceRecord r) {
+        if (!(r.value() instanceof Struct v)) {
+            return null;
         }
-        String op = v.getString("op");
-        return "c".equals(op) || "u".equals(op) || "d".equals(op) || "r".equals(op);
-    }
-
-    /** The table of a row change, as schema.table. */
-    public static String table(SourceRecord r) {
-        Struct source = ((Struct) r.value()).getStruct("source");
-        return source.getString("schema") + "." + source.getString("table");
+        Envelope e = envelopes.get(v.schema());
+        if (e == null) {
+            return null;
+        }
+        Object op = v.get(e.op);
+        boolean delete = "d".equals(op);
+        if (!delete && !"c".equals(op) && !"u".equals(op) && !"r".equals(op)) {
+            return null;
+        }
+        Struct source = (Struct) v.get(e.source);
+        Struct after = delete || e.after == null ? null : (Struct) v.get(e.after);
+        return new RowEvent(r, source, after, e.table(source), e.lsn == null ? null : (Long) source.get(e.lsn),
+                e.tsMs == null ? null : (Long) source.get(e.tsMs), e.isSnapshot(source), "u".equals(op));
     }
 
     /** The key of a row change: the one encoding of it, used both for the store and for {@link #map}'s ordinal. */
-    public static RowKey key(SourceRecord r) {
-        return rowKey(r, table(r));
+    RowKey key(RowEvent e) {
+        if (!(e.record().key() instanceof Struct k)) {
+            throw new DataException("change event of table " + e.table() + " has no key struct; the table needs a primary key or an"
+                    + " entry in " + ReplicaConfig.KEY_COLUMNS);
+        }
+        Field[] fields = keys.get(k.schema());
+        Object[] parts = new Object[fields.length];
+        for (int i = 0; i < fields.length; i++) {
+            Field f = fields[i];
+            Object v = k.get(f);
+            if (v == null) {
+                throw new DataException("key column " + f.name() + " of table " + e.table() + " is null in a change event; key columns"
+                        + " (see " + ReplicaConfig.KEY_COLUMNS + ") must be NOT NULL");
+            }
+            // The transform canonicalises the event's key the same way; without it date/timestamp keys never match.
+            parts[i] = KeyValues.canonical(f.schema(), v);
+        }
+        // A view of the array: RowKey normalises the components into its own list anyway.
+        return RowKey.of(Arrays.asList(parts));
     }
 
     /**
@@ -74,67 +106,53 @@ public final class ChangeEventMapper {
      * order; with the LSN it forms the version's position. {@code store} supplies the previous version for
      * columns Postgres did not send (unchanged TOASTed values).
      */
+    Change map(RowEvent e, RowKey key, int ordinal, VersionStore store) {
+        SourcePosition position = new SourcePosition(e.lsn() == null ? 0L : e.lsn(), ordinal);
+        Struct after = e.after();
+        RowShape shape = after == null ? null : rows.get(after.schema());
+        long from = validFrom(e, after, shape);
+        // Snapshot reads and inserts carry whole rows: only an update can leave an unchanged TOASTed value out.
+        if (e.update() && shape.placeholderCandidates.length > 0) {
+            after = fillUnavailable(after, shape, e.table(), key, position, store);
+        }
+        return new Change(e.table(), key, new Version(from, position, after), e.snapshot());
+    }
+
+    /** {@link #map(RowEvent, RowKey, int, VersionStore)} for a record not yet read; null when it is no row change. */
     public Change map(SourceRecord r, RowKey key, int ordinal, VersionStore store) {
-        Struct value = (Struct) r.value();
-        Struct source = value.getStruct("source");
-        String table = table(r);
-        boolean snapshot = isSnapshot(source);
-        String op = value.getString("op");
-        Struct after = "d".equals(op) ? null : value.getStruct("after");
-        long lsn = source.getInt64("lsn") == null ? 0L : source.getInt64("lsn");
-        SourcePosition position = new SourcePosition(lsn, ordinal);
-        long from = validFrom(source, after, snapshot, table);
-        if (after != null) {
-            after = fillUnavailable(after, table, key, position, store);
-        }
-        return new Change(table, key, new Version(from, position, after), snapshot);
+        RowEvent e = read(r);
+        return e == null ? null : map(e, key, ordinal, store);
     }
 
-    private static RowKey rowKey(SourceRecord r, String table) {
-        if (!(r.key() instanceof Struct k)) {
-            throw new DataException("change event of table " + table + " has no key struct; the table needs a primary key or an"
-                    + " entry in " + ReplicaConfig.KEY_COLUMNS);
-        }
-        List<Object> parts = new ArrayList<>();
-        for (Field f : k.schema().fields()) {
-            Object v = k.get(f);
-            if (v == null) {
-                throw new DataException("key column " + f.name() + " of table " + table + " is null in a change event; key columns"
-                        + " (see " + ReplicaConfig.KEY_COLUMNS + ") must be NOT NULL");
-            }
-            // The transform canonicalises the event's key the same way; without it date/timestamp keys never match.
-            parts.add(KeyValues.canonical(f.schema(), v));
-        }
-        return RowKey.of(parts);
+    /** The key of the row change in {@code r}, or null when it is none; for one-off use (it resolves the schemas anew). */
+    public static RowKey key(SourceRecord r) {
+        ChangeEventMapper m = new ChangeEventMapper(ReplicaConfig.ValidFrom.COMMIT_TIME, null, ReplicaConfig.SnapshotValidFrom.BEGINNING_OF_TIME);
+        RowEvent e = m.read(r);
+        return e == null ? null : m.key(e);
     }
 
-    static boolean isSnapshot(Struct source) {
-        if (source.schema().field("snapshot") == null) {
-            return false;
+    private long validFrom(RowEvent e, Struct after, RowShape shape) {
+        if (e.readAtMs() == null) {
+            throw new DataException("change event of table " + e.table() + " has no source.ts_ms");
         }
-        Object s = source.get("snapshot");
-        return s != null && !"false".equalsIgnoreCase(s.toString());
-    }
-
-    private long validFrom(Struct source, Struct after, boolean snapshot, String table) {
-        long ts = source.getInt64("ts_ms");
-        if (snapshot) {
+        long ts = e.readAtMs();
+        if (e.snapshot()) {
             return snapshotValidFrom == ReplicaConfig.SnapshotValidFrom.BEGINNING_OF_TIME ? Version.BEGINNING_OF_TIME : ts;
         }
         // A delete has no new row to take a column from: it takes effect at its commit time.
         if (validFrom == ReplicaConfig.ValidFrom.COMMIT_TIME || after == null) {
             return ts;
         }
-        Field f = after.schema().field(validFromColumn);
+        Field f = shape.validFrom;
         if (f == null) {
-            throw new DataException("table " + table + " has no column " + validFromColumn + " named by " + ReplicaConfig.VALID_FROM_COLUMN);
+            throw new DataException("table " + e.table() + " has no column " + validFromColumn + " named by " + ReplicaConfig.VALID_FROM_COLUMN);
         }
         Object v = after.get(f);
         if (v == null) {
-            throw new DataException("column " + validFromColumn + " of table " + table + " is null in a change event; "
+            throw new DataException("column " + validFromColumn + " of table " + e.table() + " is null in a change event; "
                     + ReplicaConfig.VALID_FROM + "=COLUMN needs a NOT NULL column");
         }
-        return toEpochMillis(v, f.schema(), table);
+        return toEpochMillis(v, f.schema(), e.table());
     }
 
     /** Converts a Connect/Debezium temporal value to epoch milliseconds. */
@@ -173,15 +191,15 @@ public final class ChangeEventMapper {
      * Postgres leaves an unchanged TOASTed column out of an update when the table's replica identity is
      * not FULL, and Debezium puts a placeholder there. The value is then the one of the change that preceded
      * this one in the source (greatest position below it), which under valid.from=COLUMN need not be the
-     * version with the greatest valid-from.
+     * version with the greatest valid-from. Only columns whose type can hold the placeholder are looked at.
      */
-    private static Struct fillUnavailable(Struct after, String table, RowKey key, SourcePosition position, VersionStore store) {
+    private static Struct fillUnavailable(Struct after, RowShape shape, String table, RowKey key, SourcePosition position,
+                                          VersionStore store) {
         Struct previous = null;
         boolean loaded = false;
         Struct out = null;
-        for (Field f : after.schema().fields()) {
-            Object v = after.get(f);
-            if (!isPlaceholder(v)) {
+        for (Field f : shape.placeholderCandidates) {
+            if (!isPlaceholder(after.get(f))) {
                 continue;
             }
             if (!loaded) {
@@ -195,7 +213,7 @@ public final class ChangeEventMapper {
             if (out == null) {
                 out = copy(after);
             }
-            out.put(f.name(), previous.get(f.name()));
+            out.put(f, previous.get(f.name()));
         }
         return out == null ? after : out;
     }
@@ -233,5 +251,81 @@ public final class ChangeEventMapper {
             c.put(f, s.get(f));
         }
         return c;
+    }
+
+    /** The fields of a change-event envelope schema, and the table name of its last record. */
+    private static final class Envelope {
+        final Field op;
+        final Field source;
+        final Field after;
+        final Field schemaName;
+        final Field tableName;
+        final Field lsn;
+        final Field tsMs;
+        final Field snapshot;
+        private String lastSchema;
+        private String lastTable;
+        private String lastName;
+
+        private Envelope(Field op, Field source, Field after) {
+            this.op = op;
+            this.source = source;
+            this.after = after;
+            Schema s = source.schema();
+            this.schemaName = s.field("schema");
+            this.tableName = s.field("table");
+            this.lsn = s.field("lsn");
+            this.tsMs = s.field("ts_ms");
+            this.snapshot = s.field("snapshot");
+        }
+
+        /** The envelope's fields, or null for a schema that is no row-change envelope. */
+        static Envelope of(Schema value) {
+            if (value.type() != Schema.Type.STRUCT) {
+                return null;
+            }
+            Field op = value.field("op");
+            Field source = value.field("source");
+            if (op == null || source == null || source.schema().type() != Schema.Type.STRUCT) {
+                return null;
+            }
+            return new Envelope(op, source, value.field("after"));
+        }
+
+        /** schema.table; the joined name is reused while the records of one table follow each other. */
+        String table(Struct source) {
+            Object schema = source.get(schemaName);
+            Object table = source.get(tableName);
+            if (lastName == null || !lastSchema.equals(schema) || !lastTable.equals(table)) {
+                lastSchema = (String) schema;
+                lastTable = (String) table;
+                lastName = schema + "." + table;
+            }
+            return lastName;
+        }
+
+        boolean isSnapshot(Struct source) {
+            if (snapshot == null) {
+                return false;
+            }
+            Object s = source.get(snapshot);
+            return s != null && !"false".equalsIgnoreCase(s.toString());
+        }
+    }
+
+    /** Per schema of the new row: the valid-from column, and the columns whose type can carry the placeholder. */
+    private record RowShape(Field validFrom, Field[] placeholderCandidates) {
+        static RowShape of(Schema row, String validFromColumn) {
+            Field[] candidates = row.fields().stream().filter(f -> canHoldPlaceholder(f.schema())).toArray(Field[]::new);
+            return new RowShape(validFromColumn == null ? null : row.field(validFromColumn), candidates);
+        }
+
+        private static boolean canHoldPlaceholder(Schema s) {
+            return switch (s.type()) {
+                case STRING, BYTES -> true;
+                case ARRAY -> canHoldPlaceholder(s.valueSchema());
+                default -> false;
+            };
+        }
     }
 }

@@ -1,0 +1,41 @@
+package io.asofconnect.replica;
+
+import io.asofconnect.store.MapDbVersionStore;
+import io.asofconnect.store.Quarantine;
+import io.asofconnect.store.StoreLockedException;
+import io.asofconnect.store.StoreOptions;
+import io.asofconnect.store.VersionStore;
+import org.apache.kafka.connect.errors.ConnectException;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** The replica's store file: opening it in its directory, and moving a damaged or outdated one aside. */
+final class StoreFiles {
+    private final ReplicaConfig config;
+
+    StoreFiles(ReplicaConfig config) {
+        this.config = config;
+    }
+
+    /** Opens (creating if need be) the store file; a file another process holds fails with the option to check. */
+    VersionStore open() {
+        try {
+            Files.createDirectories(config.directory());
+        } catch (IOException e) {
+            throw new ConnectException("replica '" + config.name() + "': cannot create the store directory given by "
+                    + ReplicaConfig.PATH + ": " + e.getMessage(), e);
+        }
+        try {
+            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults());
+        } catch (StoreLockedException e) {
+            throw new ConnectException("replica '" + config.name() + "': " + e.getMessage() + " (" + ReplicaConfig.PATH + ")", e);
+        }
+    }
+
+    /** Moves the (closed) store file aside; returns where it went. */
+    Path quarantine() {
+        return Quarantine.moveAside(config.storeFile());
+    }
+}
