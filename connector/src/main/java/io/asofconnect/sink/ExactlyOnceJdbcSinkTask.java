@@ -4,6 +4,7 @@ import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.MeteredLookup;
+import io.asofconnect.enrich.ReplicaMetrics;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -128,6 +129,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         try {
             EnrichmentMetrics enrichmentMetrics = new EnrichmentMetrics(metered);
             enrichmentMetrics.heldRecords(() -> heldRecords);
+            ReplicaMetrics.publish(metered, lease.lookup());
             EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, new MeteredLookup(lease.lookup(), enrichmentMetrics));
             log.info("Enriching records from table {} of the replica before writing", enrichConfig.table());
             return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), this::onBadRecord, System::nanoTime,

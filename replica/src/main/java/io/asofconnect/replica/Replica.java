@@ -46,6 +46,7 @@ public final class Replica implements AutoCloseable {
     private final String engineName;
     private final OffsetCodec offsetCodec;
     private final StoreFiles files;
+    private final ReplicaStats stats = new ReplicaStats();
     private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
             new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
     private final ScheduledExecutorService restarter;
@@ -97,18 +98,21 @@ public final class Replica implements AutoCloseable {
                     config.name(), ReplicaConfig.SSL_MODE, config.sslMode(), ReplicaConfig.SSL_MODE);
         }
         StartupChecks.SourceState source = checks.run();
+        stats.snapshotRowsEstimated(checks.estimatedRows());
         store = files.open();
         OpenOutcome outcome = store.openOutcome();
         if (outcome.kind() == OpenOutcome.Kind.REBUILT) {
+            stats.rebuilt();
+            stats.quarantined();
             LOG.warn("Replica {}: the store file was unusable ({}) and was rebuilt; a new snapshot follows", config.name(), outcome.reason());
         }
         tracker = new WatermarkTracker(store.watermark());
         continueHistory(source, outcome.kind() == OpenOutcome.Kind.REBUILT);
         lookup = newLookup();
-        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
+        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats);
         ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
-        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs(), tracker);
+        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs(), tracker, config.slotName(), stats);
         prober.start();
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
@@ -129,6 +133,7 @@ public final class Replica implements AutoCloseable {
         if (!fresh && !store.offsets().isEmpty()) {
             Optional<String> gap = GapDetector.detect(config, store, offsetCodec, source);
             if (gap.isPresent()) {
+                stats.gapDetected();
                 if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
                     throw new HistoryGapException(GapDetector.failMessage(config, gap.get()));
                 }
@@ -202,6 +207,8 @@ public final class Replica implements AutoCloseable {
         }
         try {
             Path aside = files.quarantine();
+            stats.quarantined();
+            stats.rebuilt();
             LOG.info("Replica {}: old store moved to {}", config.name(), aside.getFileName());
             store = files.open();
         } catch (RuntimeException e) {
@@ -296,7 +303,7 @@ public final class Replica implements AutoCloseable {
             continueHistory(source, heal);
             if (store != before) {
                 lookup = newLookup();
-                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis);
+                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats);
             }
             startEngine();
             health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
@@ -374,6 +381,16 @@ public final class Replica implements AutoCloseable {
 
     public VersionLookup lookup() {
         return lookup;
+    }
+
+    /** What the replica has done since it started, for metrics. */
+    public ReplicaStats stats() {
+        return stats;
+    }
+
+    /** The store's versions, keys and bytes on disk now, for metrics. */
+    public VersionStore.Footprint footprint() {
+        return store.footprint();
     }
 
     public ReplicaHealth health() {

@@ -32,6 +32,16 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
         return replica.health();
     }
 
+    /** What the replica has done since it started, for metrics. */
+    public ReplicaStats stats() {
+        return replica.stats();
+    }
+
+    /** The replica store's versions, keys and bytes on disk now, for metrics. */
+    public io.asofconnect.store.VersionStore.Footprint footprint() {
+        return replica.footprint();
+    }
+
     /** The error that stopped the capture engine, if it is stopped or restarting because of one. */
     public Optional<Throwable> failure() {
         ReplicaHealth h = replica.health();

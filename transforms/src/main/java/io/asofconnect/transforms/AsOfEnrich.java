@@ -4,6 +4,7 @@ import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.MeteredLookup;
+import io.asofconnect.enrich.ReplicaMetrics;
 import io.asofconnect.metrics.Metered;
 import io.asofconnect.replica.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -111,7 +112,9 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     @Override
     public void withPluginMetrics(PluginMetrics metrics) {
         if (lookup != null) {
-            lookup.countInto(new EnrichmentMetrics(new Metered(metrics)));
+            Metered metered = new Metered(metrics);
+            lookup.countInto(new EnrichmentMetrics(metered));
+            ReplicaMetrics.publish(metered, lease.lookup());
         }
     }
 

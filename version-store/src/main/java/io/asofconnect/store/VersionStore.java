@@ -82,6 +82,16 @@ public interface VersionStore extends AutoCloseable {
     /** How the store came to be open: fresh, reopened, or rebuilt after a failed open or verification. */
     OpenOutcome openOutcome();
 
+    /** How much the store holds: for metrics, read from any thread, not exact while the writer runs. */
+    default Footprint footprint() {
+        return Footprint.UNKNOWN;
+    }
+
+    /** Versions and keys held, and bytes of the store's files on disk; -1 where unknown. */
+    record Footprint(long versions, long keys, long diskBytes) {
+        public static final Footprint UNKNOWN = new Footprint(-1, -1, -1);
+    }
+
     @Override
     void close();
 }

@@ -2,6 +2,7 @@ package io.asofconnect.replica.capture;
 
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.ReplicaStats;
 import io.asofconnect.store.VersionStore;
 import io.asofconnect.store.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
@@ -67,6 +68,11 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private long lastCommit;
     private long snapshotRecords;
     private long changeRecords;
+    private final ReplicaStats stats;
+    private final SnapshotProgress progress;
+    /** {@link #snapshotRecords} and {@link #changeRecords} as of the last commit, told to {@link #stats}. */
+    private long committedSnapshotRecords;
+    private long committedChangeRecords;
     /** The LSN of the run the previous batch held back, or null: a batch may begin with the rest of that run. */
     private Long heldBackLsn;
     /** {@link #heldBackLsn} as of the last commit: where a replay after a discard starts. */
@@ -75,6 +81,14 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private RowEvent[] events = new RowEvent[0];
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
+        this(config, store, tracker, offsets, clock, new ReplicaStats());
+    }
+
+    /** @param stats told what each commit made durable */
+    public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock,
+                        ReplicaStats stats) {
+        this.stats = stats;
+        this.progress = new SnapshotProgress(config.name(), stats, clock);
         this.replicaName = config.name();
         this.store = store;
         this.tracker = tracker;
@@ -145,6 +159,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         store.rollback();
         pending.clear();
         heldBackLsn = committedHeldBackLsn;
+        // What was rolled back was never made durable: the metrics do not count it.
+        committedSnapshotRecords = snapshotRecords;
+        committedChangeRecords = changeRecords;
     }
 
     private void commit(DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer, long now)
@@ -164,6 +181,13 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         }
         maybePrune(watermark, now);
         store.commit();
+        long snapshotDelta = snapshotRecords - committedSnapshotRecords;
+        stats.committed(snapshotDelta, changeRecords - committedChangeRecords);
+        committedSnapshotRecords = snapshotRecords;
+        committedChangeRecords = changeRecords;
+        if (snapshotDelta > 0) {
+            progress.stored();
+        }
         lastCommit = now;
         committedHeldBackLsn = heldBackLsn;
         tracker.advanceTo(watermark);

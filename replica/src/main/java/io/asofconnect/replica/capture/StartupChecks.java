@@ -58,6 +58,33 @@ public final class StartupChecks {
         }
     }
 
+    /**
+     * The planner's estimate of the captured tables' rows ({@code pg_class.reltuples}, summed), for the initial
+     * snapshot's progress; -1 when it cannot be read or a table was never analyzed.
+     */
+    public long estimatedRows() {
+        long sum = 0;
+        try (Connection c = connector.openOrExplain("row estimate");
+             PreparedStatement ps = c.prepareStatement("SELECT c.reltuples::bigint FROM pg_class c JOIN pg_namespace n"
+                     + " ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?")) {
+            for (String table : config.tables()) {
+                int dot = table.indexOf('.');
+                ps.setString(1, table.substring(0, dot));
+                ps.setString(2, table.substring(dot + 1));
+                try (ResultSet rs = ps.executeQuery()) {
+                    long rows = rs.next() ? rs.getLong(1) : -1;
+                    if (rows < 0) {
+                        return -1;
+                    }
+                    sum += rows;
+                }
+            }
+            return sum;
+        } catch (SQLException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /** Reads the slot again (after the store was opened, or before a restart). */
     public SourceState sourceState() {
         try (Connection c = connector.openOrExplain("slot check")) {

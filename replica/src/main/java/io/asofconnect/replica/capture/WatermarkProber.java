@@ -1,5 +1,6 @@
 package io.asofconnect.replica.capture;
 
+import io.asofconnect.replica.ReplicaStats;
 import io.asofconnect.store.WatermarkTracker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,16 +29,29 @@ public final class WatermarkProber implements AutoCloseable {
     private static final String EMIT = "SELECT t, pg_logical_emit_message(false, ?, t::text)"
             + " FROM (SELECT floor(extract(epoch from clock_timestamp()) * 1000)::bigint AS t) now";
 
+    private static final String RETAINED_WAL = "SELECT coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint"
+            + " FROM pg_replication_slots WHERE slot_name = ?";
+
     private final PgConnector connector;
     private final String prefix;
     private final long intervalMs;
     private final ScheduledExecutorService timer;
     private final WatermarkTracker clock;
+    private final String slotName;
+    private final ReplicaStats stats;
     private Connection connection;
     private volatile String lastError;
 
     /** @param clock told each probe's reading of the source's clock */
     public WatermarkProber(PgConnector connector, String replicaName, long intervalMs, WatermarkTracker clock) {
+        this(connector, replicaName, intervalMs, clock, null, new ReplicaStats());
+    }
+
+    /** @param slotName the replica's slot, whose retained WAL each probe also reads into {@code stats} */
+    public WatermarkProber(PgConnector connector, String replicaName, long intervalMs, WatermarkTracker clock, String slotName,
+                           ReplicaStats stats) {
+        this.slotName = slotName;
+        this.stats = stats;
         this.connector = connector;
         this.clock = clock;
         this.prefix = prefixFor(replicaName);
@@ -78,6 +92,9 @@ public final class WatermarkProber implements AutoCloseable {
                     clock.observeSourceClock(rs.getLong(1), sentAt);
                 }
             }
+            if (slotName != null) {
+                readRetainedWal();
+            }
             if (lastError != null) {
                 LOG.info("Watermark probes for {} go through again", prefix);
             }
@@ -88,6 +105,17 @@ public final class WatermarkProber implements AutoCloseable {
             }
             lastError = e.getMessage();
             closeConnection();
+        }
+    }
+
+    /** What the slot costs the source: WAL from the slot's restart LSN to the server's current one. */
+    private void readRetainedWal() throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(RETAINED_WAL)) {
+            ps.setString(1, slotName);
+            ps.setQueryTimeout((int) Math.max(1, intervalMs / 1000 * 5));
+            try (ResultSet rs = ps.executeQuery()) {
+                stats.retainedWalBytes(rs.next() ? rs.getLong(1) : -1);
+            }
         }
     }
 
