@@ -18,7 +18,8 @@ import java.util.zip.CRC32C;
  * A checkpoint: the whole committed store in one immutable MapDB {@link SortedTableMap} file, written
  * sequentially through its sink in key order and only ever read back whole, on open.
  *
- * <p>Entries: each row's {@link PackedRow} in chunks of at most {@value #CHUNK} bytes (a MapDB node
+ * <p>Entries: first each table's row count (key {@code 00000000 00000000}, so the load sizes its maps
+ * once); then each row's {@link PackedRow} in chunks of at most {@value #CHUNK} bytes (a MapDB node
  * must fit one page), key {@code tableId(4) rowKey chunk(4)}; then the store's state (format,
  * generation, tables, schemas, meta, offsets, watermark, history start, how many row entries precede
  * it and a CRC32C over their checksums) in chunks under keys {@code FFFFFFFF chunk(4)}, which sort
@@ -32,6 +33,8 @@ final class Checkpoint {
     private static final long PAGE_SIZE = 1 << 20;
     private static final int SLICE_SHIFT = 20;
     private static final byte[] STATE_PREFIX = {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF};
+    /** Before every table id: how many rows each table has, so that the load sizes its maps once. */
+    private static final byte[] SIZES_PREFIX = {0, 0, 0, 0};
 
     private final Path file;
     private SortedTableMap.Sink<byte[], byte[]> sink;
@@ -54,6 +57,7 @@ final class Checkpoint {
             Checkpoint c = new Checkpoint(temp);
             c.sink = SortedTableMap.Companion.create(vol, Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY)
                     .pageSize(PAGE_SIZE).nodeSize(NODE_SIZE).createFromSink();
+            c.putChunked(SIZES_PREFIX, sizes(store), false);
             for (int table : store.rows.tableIds()) {
                 for (byte[] rowKey : store.rows.sortedKeys(table)) {
                     byte[] row = store.rows.get(table, rowKey);
@@ -71,6 +75,16 @@ final class Checkpoint {
         Path target = files.checkpoint(generation);
         StoreFiles.commitRename(temp, target);
         return Files.size(target);
+    }
+
+    private static byte[] sizes(MemoryStore store) {
+        ByteSink out = new ByteSink(64);
+        java.util.List<Integer> ids = store.rows.tableIds();
+        out.writeLength(ids.size());
+        for (int table : ids) {
+            out.writeInt(table).writeLength(store.rows.size(table));
+        }
+        return out.toByteArray();
     }
 
     private static byte[] rowPrefix(int table, byte[] rowKey) {
@@ -158,7 +172,12 @@ final class Checkpoint {
                     || ByteBuffer.wrap(value).getInt(0) != checksum(key, value)) {
                 throw damaged("an entry fails its checksum");
             }
-            if (previousKey != null && Arrays.compareUnsigned(previousKey, key) >= 0) {
+            if (previousKey == null) {
+                presize(key, value, store);
+                previousKey = key;
+                continue;
+            }
+            if (Arrays.compareUnsigned(previousKey, key) >= 0) {
                 throw damaged("entries are out of order");
             }
             previousKey = key;
@@ -211,6 +230,24 @@ final class Checkpoint {
             }
         }
         throw damaged("the store state is missing (the file is cut short)");
+    }
+
+    /** The first entry: every table's row count (one chunk: a few bytes per table). */
+    private void presize(byte[] key, byte[] value, MemoryStore store) {
+        if (key.length != 8 || !Arrays.equals(key, 0, 4, SIZES_PREFIX, 0, 4) || ByteBuffer.wrap(key).getInt(4) != 0 || value[4] != 1) {
+            throw damaged("it does not start with its table sizes");
+        }
+        try {
+            ByteSource in = new ByteSource(value, 5);
+            for (int i = in.readLength(); i > 0; i--) {
+                store.rows.presize(in.readInt(), in.readLength());
+            }
+            if (!in.atEnd()) {
+                throw damaged("trailing bytes after its table sizes");
+            }
+        } catch (MalformedEncodingException e) {
+            throw damaged("its table sizes do not decode: " + e.getMessage());
+        }
     }
 
     /** Loads a row whose key is {@code key[0, prefixLength)}: table id, then row key. */
