@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RowIndex {
     private final Map<Integer, ConcurrentHashMap<RowBytes, byte[]>> tables = new ConcurrentHashMap<>();
     private final Map<Touched, byte[]> undo = new HashMap<>();
+    /** Versions held; written by the one writer, read by metrics from any thread. */
+    private volatile long versions;
 
     /** A row key's bytes as a hash key; {@link java.util.Arrays#equals} and a cached hash. */
     static final class RowBytes {
@@ -53,6 +55,7 @@ final class RowIndex {
     void set(int table, RowBytes key, byte[] row) {
         ConcurrentHashMap<RowBytes, byte[]> rows = tables.computeIfAbsent(table, t -> new ConcurrentHashMap<>());
         byte[] previous = row == null ? rows.remove(key) : rows.put(key, row);
+        versions += count(row) - count(previous);
         Touched t = new Touched(table, key);
         if (!undo.containsKey(t)) {
             undo.put(t, previous);
@@ -74,7 +77,26 @@ final class RowIndex {
 
     /** Loads a committed row (checkpoint load): no undo entry. */
     void load(int table, byte[] rowKey, byte[] row) {
-        tables.computeIfAbsent(table, t -> new ConcurrentHashMap<>()).put(new RowBytes(rowKey), row);
+        byte[] previous = tables.computeIfAbsent(table, t -> new ConcurrentHashMap<>()).put(new RowBytes(rowKey), row);
+        versions += count(row) - count(previous);
+    }
+
+    private static int count(byte[] row) {
+        return row == null ? 0 : PackedRow.count(row);
+    }
+
+    /** Versions held, all tables. */
+    long versions() {
+        return versions;
+    }
+
+    /** Keys held, all tables. */
+    long keys() {
+        long n = 0;
+        for (Map<RowBytes, byte[]> rows : tables.values()) {
+            n += rows.size();
+        }
+        return n;
     }
 
     byte[] get(int table, RowBytes key) {
@@ -89,11 +111,8 @@ final class RowIndex {
     void onRollback() {
         for (Map.Entry<Touched, byte[]> e : undo.entrySet()) {
             ConcurrentHashMap<RowBytes, byte[]> rows = tables.get(e.getKey().table());
-            if (e.getValue() == null) {
-                rows.remove(e.getKey().key());
-            } else {
-                rows.put(e.getKey().key(), e.getValue());
-            }
+            byte[] current = e.getValue() == null ? rows.remove(e.getKey().key()) : rows.put(e.getKey().key(), e.getValue());
+            versions += count(e.getValue()) - count(current);
         }
         undo.clear();
     }

@@ -95,6 +95,33 @@ class StoreLifecycleTest {
     }
 
     @Test
+    void theFootprintCountsVersionsAndKeysThroughRollbackPruneAndReopen() {
+        try (MapDbVersionStore s = open()) {
+            assertThat(s.footprint().versions()).isZero();
+            s.put(T, RowKey.of(1), v(10, 1, 100));
+            s.put(T, RowKey.of(1), v(20, 2, 200));
+            s.put(T, RowKey.of(1), v(20, 2, 200));
+            s.put("public.other", RowKey.of(2), v(10, 3, 7));
+            s.commit();
+            assertThat(s.footprint().versions()).as("a replayed put replaces, never doubles").isEqualTo(3);
+            assertThat(s.footprint().keys()).isEqualTo(2);
+            assertThat(s.footprint().diskBytes()).isPositive();
+            s.put(T, RowKey.of(3), v(30, 4, 300));
+            assertThat(s.footprint().versions()).isEqualTo(4);
+            s.rollback();
+            assertThat(s.footprint().versions()).isEqualTo(3);
+            assertThat(s.footprint().keys()).isEqualTo(2);
+            assertThat(s.prune(25)).isEqualTo(1);
+            s.commit();
+            assertThat(s.footprint().versions()).isEqualTo(2);
+        }
+        try (MapDbVersionStore s = open()) {
+            assertThat(s.footprint().versions()).isEqualTo(2);
+            assertThat(s.footprint().keys()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void closeWithoutCommitDropsTheUncommittedWrites() {
         try (MapDbVersionStore s = open()) {
             s.put(T, RowKey.of(1), v(10, 1, 100));
