@@ -1,6 +1,13 @@
 package io.asofconnect.it;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.time.Duration;
 import java.util.Map;
 
@@ -11,6 +18,8 @@ import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.KafkaBroker;
 import io.asofconnect.it.harness.PostgresServer;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
+import io.asofconnect.it.harness.TestPaths;
+import io.asofconnect.it.harness.WorkerJmx;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,6 +65,44 @@ class EndToEndIT {
         run("hosted", "distributed/page-views-enriched-sink.json");
     }
 
+    /**
+     * What an operator's dashboard reads, over JMX from the worker: every metric the example dashboard names
+     * exists (those of the sink-hosted enrichment only when it is hosted), and the figures are the workload's.
+     */
+    private static void verifyMetrics(String connector, boolean hosted, int produced) throws Exception {
+        try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
+            Map<String, Double> metrics = jmx.pluginMetrics(connector);
+            Set<String> expected = dashboardMetrics();
+            if (!hosted) {
+                expected.removeAll(Set.of("enrich-held-records", "enrich-hold-time-ms-max", "enrich-hold-time-ms-avg",
+                        "enrich-late-records-rate"));
+            }
+            assertThat(metrics.keySet()).as("metrics of %s", connector).containsAll(expected);
+            assertThat(metrics.get("sink-rows-written-total")).as("rows written, summed over the tasks").isEqualTo(produced);
+            assertThat(metrics.get("enrich-hits-total")).as("each event found its user").isGreaterThanOrEqualTo(produced);
+            assertThat(metrics.get("enrich-misses-total")).isZero();
+            double tasks = 2;
+            assertThat(metrics.get("replica-keys")).as("5 users, seen by each of %s tasks", tasks).isEqualTo(5 * tasks);
+            assertThat(metrics.get("replica-changes-applied-total")).as("snapshot and plan changes").isGreaterThan(5 * tasks);
+            assertThat(metrics.get("replica-snapshot-rows")).isEqualTo(5 * tasks);
+            assertThat(metrics.get("replica-watermark-lag-ms") / tasks).as("a caught-up replica's lag").isBetween(0.0, 30_000.0);
+            assertThat(metrics.get("replica-slot-retained-wal-bytes")).isGreaterThanOrEqualTo(0);
+            assertThat(metrics.get("sink-fenced-commits-total")).isZero();
+        }
+    }
+
+    /** The plugin metrics config-examples/monitoring/grafana-dashboard.json names, as JMX attributes. */
+    private static Set<String> dashboardMetrics() throws Exception {
+        String json = Files.readString(TestPaths.configExamples().resolve("monitoring/grafana-dashboard.json"));
+        Set<String> names = new TreeSet<>();
+        Matcher m = Pattern.compile("asof_([a-z0-9_]+)").matcher(json);
+        while (m.find()) {
+            names.add(m.group(1).replace('_', '-'));
+        }
+        assertThat(names).as("the dashboard names metrics").hasSizeGreaterThan(20);
+        return names;
+    }
+
     private static void run(String name, String example) throws Exception {
         PageViews scenario = new PageViews(postgres, broker, 5, name);
         scenario.createSourceAndTopic(2);
@@ -69,6 +116,7 @@ class EndToEndIT {
             scenario.produceInterleaved(producer, 12, 10);
         }
         scenario.awaitAndVerifyTarget(Duration.ofSeconds(120));
+        verifyMetrics(connector, name.equals("hosted"), scenario.producedCount());
         worker.rest().deleteConnector(connector);
     }
 }
