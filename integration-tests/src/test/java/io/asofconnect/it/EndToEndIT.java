@@ -72,6 +72,7 @@ class EndToEndIT {
     private static void verifyMetrics(String connector, boolean hosted, int produced) throws Exception {
         try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
             Map<String, Double> metrics = jmx.pluginMetrics(connector);
+            System.out.printf("Plugin metrics of %s: %s%n", connector, metrics);
             Set<String> expected = dashboardMetrics();
             if (!hosted) {
                 expected.removeAll(Set.of("enrich-held-records", "enrich-hold-time-ms-max", "enrich-hold-time-ms-avg",
