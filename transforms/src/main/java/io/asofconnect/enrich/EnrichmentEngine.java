@@ -365,9 +365,10 @@ public final class EnrichmentEngine implements AutoCloseable {
         }
     }
 
-    /** Releases the derived-schema cache. The lookup belongs to the caller and stays open. */
+    /** Releases the derived-schema and write-plan caches. The lookup belongs to the caller and stays open. */
     @Override
     public void close() {
+        writer.clear();
         schemas.clear();
     }
 }
