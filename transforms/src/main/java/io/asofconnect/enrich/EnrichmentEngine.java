@@ -63,6 +63,8 @@ public final class EnrichmentEngine implements AutoCloseable {
     private final OutputSchemas schemas;
     private final OutputWriter writer;
     private final ReceiptTimes receipts;
+    /** What a shape check names in its message; built once, not per record. */
+    private final String shapePurpose;
     /**
      * {@link #NOT_LAGGING}, or the event time T whose wait in {@link #enrichBlocking} timed out: the replica's
      * watermark did not pass T within the bound. Until it has, a record past the watermark is resolved late at
@@ -87,6 +89,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.schemas = new OutputSchemas(config);
         this.writer = new OutputWriter(config, schemas);
         this.receipts = new ReceiptTimes(lookup, config.readYourWrites());
+        this.shapePurpose = "as-of enrichment of " + config.table();
     }
 
     /** The read-your-writes bounds of records, per {@code enrich.read.your.writes}. */
@@ -340,9 +343,9 @@ public final class EnrichmentEngine implements AutoCloseable {
 
     private void validateShape(ConnectRecord<?> record) {
         if (record.valueSchema() != null) {
-            Requirements.requireStruct(record.valueSchema(), record.value(), "as-of enrichment of " + config.table());
+            Requirements.requireStruct(record.valueSchema(), record.value(), shapePurpose);
         } else {
-            Requirements.requireMap(record.value(), "as-of enrichment of " + config.table());
+            Requirements.requireMap(record.value(), shapePurpose);
         }
     }
 
@@ -365,9 +368,10 @@ public final class EnrichmentEngine implements AutoCloseable {
         }
     }
 
-    /** Releases the derived-schema cache. The lookup belongs to the caller and stays open. */
+    /** Releases the derived-schema and write-plan caches. The lookup belongs to the caller and stays open. */
     @Override
     public void close() {
+        writer.clear();
         schemas.clear();
     }
 }

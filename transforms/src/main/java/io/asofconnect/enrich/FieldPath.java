@@ -24,9 +24,10 @@ public final class FieldPath {
     };
 
     private final String text;
-    private final List<String> segments;
+    /** An array, walked by index: a list's iterator per call was most of a key extraction's garbage. */
+    private final String[] segments;
 
-    private FieldPath(String text, List<String> segments) {
+    private FieldPath(String text, String[] segments) {
         this.text = text;
         this.segments = segments;
     }
@@ -42,7 +43,7 @@ public final class FieldPath {
                 throw new ConfigException(key, text, "a field path must not have empty segments; use dotted names such as after.customer_id");
             }
         }
-        return new FieldPath(text.trim(), List.of(parts));
+        return new FieldPath(text.trim(), parts);
     }
 
     /**
@@ -54,17 +55,18 @@ public final class FieldPath {
      */
     public Object resolve(Object root, String key) {
         Object current = root;
-        for (int i = 0; i < segments.size(); i++) {
+        for (String segment : segments) {
             if (current == null) {
                 return null;
             }
-            String segment = segments.get(i);
             if (current instanceof Struct struct) {
                 Field f = struct.schema().field(segment);
                 if (f == null) {
                     return MISSING;
                 }
-                current = struct.getWithoutDefault(segment);
+                // get(Field) reads the value by index but puts the default in for null; only a field with a
+                // default needs the second lookup, by name, that reads the value as set.
+                current = f.schema().defaultValue() == null ? struct.get(f) : struct.getWithoutDefault(segment);
             } else if (current instanceof Map<?, ?> map) {
                 if (!map.containsKey(segment)) {
                     return MISSING;

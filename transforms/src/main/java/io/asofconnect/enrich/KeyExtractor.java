@@ -21,10 +21,26 @@ import java.util.List;
 final class KeyExtractor {
     private final KeySource source;
     private final List<FieldPath> paths;
+    private final FieldPath[] pathArray;
+    /** Per path, where its value comes from, for messages: built once, not per record. */
+    private final String[] pathWhere;
+    private final String keyWhere;
+    /** The key paths' schemas under the latest root schema seen (a stream nearly always has one). */
+    private volatile PathSchemas latest;
+
+    /** The schema of each key path's value under {@code root}, resolved once per root schema instance. */
+    private record PathSchemas(Schema root, Schema[] schemas) {
+    }
 
     KeyExtractor(EnrichConfig config) {
         this.source = config.keySource();
         this.paths = config.keyFields();
+        this.pathArray = paths.toArray(new FieldPath[0]);
+        this.pathWhere = new String[pathArray.length];
+        for (int i = 0; i < pathArray.length; i++) {
+            pathWhere[i] = EnrichConfig.KEY_FIELDS + " path " + pathArray[i];
+        }
+        this.keyWhere = EnrichConfig.KEY_FIELDS + "=" + paths;
     }
 
     /**
@@ -36,19 +52,40 @@ final class KeyExtractor {
     RowKey of(ConnectRecord<?> record) {
         Object root = source == KeySource.KEY ? record.key() : record.value();
         Schema rootSchema = source == KeySource.KEY ? record.keySchema() : record.valueSchema();
-        if (paths.isEmpty()) {
+        if (pathArray.length == 0) {
             return root == null ? null
                     : toKey(List.of(canonical(rootSchema, root, "the record key")), "the record key");
         }
-        List<Object> components = new ArrayList<>(paths.size());
-        for (FieldPath p : paths) {
-            Object v = p.resolve(root, EnrichConfig.KEY_FIELDS);
+        Schema[] schemas = schemasUnder(rootSchema);
+        if (pathArray.length == 1) {
+            Object v = pathArray[0].resolve(root, EnrichConfig.KEY_FIELDS);
             if (v == null || v == FieldPath.MISSING) {
                 return null;
             }
-            components.add(canonical(p.schemaOf(rootSchema), v, EnrichConfig.KEY_FIELDS + " path " + p));
+            return toKey(List.of(canonical(schemas[0], v, pathWhere[0])), keyWhere);
         }
-        return toKey(components, EnrichConfig.KEY_FIELDS + "=" + paths);
+        List<Object> components = new ArrayList<>(pathArray.length);
+        for (int i = 0; i < pathArray.length; i++) {
+            Object v = pathArray[i].resolve(root, EnrichConfig.KEY_FIELDS);
+            if (v == null || v == FieldPath.MISSING) {
+                return null;
+            }
+            components.add(canonical(schemas[i], v, pathWhere[i]));
+        }
+        return toKey(components, keyWhere);
+    }
+
+    private Schema[] schemasUnder(Schema rootSchema) {
+        PathSchemas p = latest;
+        if (p == null || p.root() != rootSchema) {
+            Schema[] schemas = new Schema[pathArray.length];
+            for (int i = 0; i < pathArray.length; i++) {
+                schemas[i] = pathArray[i].schemaOf(rootSchema);
+            }
+            p = new PathSchemas(rootSchema, schemas);
+            latest = p;
+        }
+        return p.schemas();
     }
 
     /** Which path is missing or null, for the message; never the values of the others. */

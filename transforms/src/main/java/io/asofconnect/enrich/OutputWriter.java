@@ -18,7 +18,9 @@ import java.util.Map;
  * friendly Java values.
  */
 final class OutputWriter {
+    private final EnrichConfig config;
     private final OutputSchemas schemas;
+    private final WritePlans plans;
     private final OutputMode mode;
     private final String outputField;
     private final String prefix;
@@ -26,7 +28,9 @@ final class OutputWriter {
     private final boolean metadata;
 
     OutputWriter(EnrichConfig config, OutputSchemas schemas) {
+        this.config = config;
         this.schemas = schemas;
+        this.plans = new WritePlans(this::compile);
         this.mode = config.outputMode();
         this.outputField = config.outputField();
         this.prefix = config.outputPrefix();
@@ -46,47 +50,16 @@ final class OutputWriter {
             rowSchema = version.row().schema();
             schemas.rememberRow(rowSchema);
         }
-        Schema out = schemas.outputSchema(schema, rowSchema);
-        Struct result = new Struct(out);
-        for (Field f : schema.fields()) {
-            result.put(f.name(), value.getWithoutDefault(f.name()));
-        }
-        if (version == null) {
-            return result;
-        }
-        if (mode == OutputMode.NESTED) {
-            Schema nestedSchema = out.field(outputField).schema();
-            Struct nested = new Struct(nestedSchema);
-            fill(nested, "", version, nestedSchema);
-            result.put(outputField, nested);
-        } else {
-            fill(result, prefix, version, out);
-        }
-        return result;
+        return plans.planFor(schema, rowSchema).write(value, version);
     }
 
-    private void fill(Struct target, String namePrefix, Version version, Schema targetSchema) {
-        Struct row = version.row();
-        for (String col : schemas.columnsOf(row.schema())) {
-            Schema colSchema = targetSchema.field(namePrefix + col).schema();
-            target.put(namePrefix + col, conform(row.getWithoutDefault(col), colSchema));
-        }
-        if (metadata) {
-            target.put(namePrefix + EnrichConfig.VALID_FROM_COLUMN, version.validFrom());
-            target.put(namePrefix + EnrichConfig.VERSION_COLUMN, version.id().toString());
-        }
+    private WritePlan compile(Schema input, Schema row) {
+        return new WritePlan(input, row, schemas.outputSchema(input, row), schemas.columnsOf(row), config);
     }
 
-    /** A struct column's value carries the column's original (required) schema; rebuild it on the optional copy. */
-    private static Object conform(Object v, Schema target) {
-        if (v instanceof Struct s && !s.schema().equals(target)) {
-            Struct copy = new Struct(target);
-            for (Field f : target.fields()) {
-                copy.put(f.name(), s.getWithoutDefault(f.name()));
-            }
-            return copy;
-        }
-        return v;
+    /** Releases the plans; the derived schemas are {@link OutputSchemas#clear}ed by their owner. */
+    void clear() {
+        plans.clear();
     }
 
     /** The enriched value; {@code version} null means a miss (nulls written). */
@@ -125,7 +98,7 @@ final class OutputWriter {
                         + " set " + EnrichConfig.VERSION_METADATA + "=false or leave the column out of " + EnrichConfig.COLUMNS);
             }
             m.put(EnrichConfig.VALID_FROM_COLUMN, version.validFrom());
-            m.put(EnrichConfig.VERSION_COLUMN, version.id().toString());
+            m.put(EnrichConfig.VERSION_COLUMN, VersionIds.format(version));
         }
         return m;
     }
