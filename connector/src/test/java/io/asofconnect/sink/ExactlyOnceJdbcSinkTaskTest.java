@@ -462,6 +462,11 @@ class ExactlyOnceJdbcSinkTaskTest {
         return batch;
     }
 
+    /** The table {@link #mixedBatch} writes to: its CHECK and its integer column reject the two bad records. */
+    static void createMixedBatchTable(String table) throws Exception {
+        db.execute("CREATE TABLE \"" + table + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+    }
+
     static SinkRecord map(String topic, long offset, int seq, String amount) {
         Map<String, Object> v = new LinkedHashMap<>();
         v.put("writer", 1);
@@ -473,7 +478,7 @@ class ExactlyOnceJdbcSinkTaskTest {
     @Test
     void badRecordsGoToTheReporterBeforeTheOffsetPassesThemAndTheGoodOnesLandOnce() throws Exception {
         String topic = unique("errant");
-        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        createMixedBatchTable(topic);
         Map<String, String> p = props(unique("errant_sink"));
         CollectingReporter reporter = new CollectingReporter(p.get("name"));
         TopicPartition tp = new TopicPartition(topic, 0);
@@ -491,7 +496,7 @@ class ExactlyOnceJdbcSinkTaskTest {
     @Test
     void metricsCountTheRowsTransactionsDeadLettersAndRewindsThatHappened() throws Exception {
         String topic = unique("metered");
-        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        createMixedBatchTable(topic);
         Map<String, String> p = props(unique("metered_sink"));
         CollectingReporter reporter = new CollectingReporter(p.get("name"));
         TopicPartition tp = new TopicPartition(topic, 0);
@@ -523,7 +528,7 @@ class ExactlyOnceJdbcSinkTaskTest {
     @Test
     void withoutAReporterABadRecordStopsTheTaskAndTheOffsetStaysBeforeIt() throws Exception {
         String topic = unique("errant_none");
-        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        createMixedBatchTable(topic);
         Map<String, String> p = props(unique("errant_none_sink"));
         TopicPartition tp = new TopicPartition(topic, 0);
         try (SinkDriver d = new SinkDriver(p, null).open(tp)) {

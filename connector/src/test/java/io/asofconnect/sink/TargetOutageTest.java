@@ -19,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.createEventTable;
+import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.createMixedBatchTable;
 import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.events;
 import static io.asofconnect.sink.ExactlyOnceJdbcSinkTaskTest.range;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,7 +102,7 @@ class TargetOutageTest {
     @Test
     void aFlushRetriedAfterItReportedABadRecordDoesNotReportItAgain() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("errant_retry");
-        db.execute("CREATE TABLE \"" + topic + "\" (writer int, seq int CHECK (seq > 0), amount int)");
+        createMixedBatchTable(topic);
         String name = ExactlyOnceJdbcSinkTaskTest.unique("errant_retry_sink");
         Map<String, String> p = ExactlyOnceJdbcSinkTaskTest.props(name);
         p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "5");
