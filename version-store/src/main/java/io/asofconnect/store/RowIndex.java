@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 final class RowIndex {
     private final Map<Integer, ConcurrentHashMap<RowBytes, byte[]>> tables = new ConcurrentHashMap<>();
     private final Map<Touched, byte[]> undo = new HashMap<>();
+    /** Tables whose map the current transaction created: a rollback removes them, as the dictionary forgets their ids. */
+    private final List<Integer> createdSinceCommit = new ArrayList<>();
     /** Versions held; written by the one writer, read by metrics from any thread. */
     private volatile long versions;
 
@@ -53,7 +55,12 @@ final class RowIndex {
 
     /** Publishes {@code row} (null removes it) as the row's history. Writer only. */
     void set(int table, RowBytes key, byte[] row) {
-        ConcurrentHashMap<RowBytes, byte[]> rows = tables.computeIfAbsent(table, t -> new ConcurrentHashMap<>());
+        ConcurrentHashMap<RowBytes, byte[]> rows = tables.get(table);
+        if (rows == null) {
+            rows = new ConcurrentHashMap<>();
+            tables.put(table, rows);
+            createdSinceCommit.add(table);
+        }
         byte[] previous = row == null ? rows.remove(key) : rows.put(key, row);
         versions += count(row) - count(previous);
         Touched t = new Touched(table, key);
@@ -106,6 +113,7 @@ final class RowIndex {
 
     void onCommit() {
         undo.clear();
+        createdSinceCommit.clear();
     }
 
     void onRollback() {
@@ -115,6 +123,12 @@ final class RowIndex {
             versions += count(e.getValue()) - count(current);
         }
         undo.clear();
+        // Empty now: every row in them was new. Left behind, a checkpoint would name a table id the
+        // dictionary no longer holds, and the next open would call the store damaged.
+        for (int table : createdSinceCommit) {
+            tables.remove(table);
+        }
+        createdSinceCommit.clear();
     }
 
     /** The table's row keys in unsigned byte order (the order of the checkpoint and of {@code keys()}). */

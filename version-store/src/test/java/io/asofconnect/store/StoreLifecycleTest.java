@@ -135,6 +135,28 @@ class StoreLifecycleTest {
     }
 
     @Test
+    void aTableFirstWrittenInARolledBackTransactionLeavesNothingBehind() {
+        try (MapDbVersionStore s = open()) {
+            s.setHistoryStart(0);
+            s.commit();
+            s.put("public.never", RowKey.of(1), v(10, 1, 100));
+            // Closing rolls the put back, then checkpoints the committed journal: the checkpoint must not
+            // name a table the rolled-back transaction created.
+        }
+        try (MapDbVersionStore s = open()) {
+            assertThat(s.openOutcome().kind()).as("%s", s.openOutcome()).isEqualTo(OpenOutcome.Kind.REOPENED);
+            assertThat(s.latest("public.never", RowKey.of(1))).isEmpty();
+            assertThat(s.historyStart()).isZero();
+            s.put(T, RowKey.of(1), v(10, 1, 100));
+            s.commit();
+        }
+        try (MapDbVersionStore s = open()) {
+            assertThat(s.openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REOPENED);
+            assertThat(s.history(T, RowKey.of(1))).containsExactly(v(10, 1, 100));
+        }
+    }
+
+    @Test
     void samePositionReplacesSameInstantOrdersByPosition() {
         try (MapDbVersionStore s = open()) {
             s.put(T, RowKey.of(1), v(10, 5, 1));

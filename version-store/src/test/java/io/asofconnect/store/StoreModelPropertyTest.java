@@ -121,7 +121,7 @@ class StoreModelPropertyTest {
         return action.list().ofMinSize(1).ofMaxSize(60);
     }
 
-    @Property(tries = 60)
+    @Property(tries = 300)
     void storeAgreesWithTheModel(@ForAll("actions") List<Action> actions) throws IOException {
         Path dir = Files.createTempDirectory("store-prop");
         Path file = dir.resolve("p.db");
@@ -153,7 +153,7 @@ class StoreModelPropertyTest {
                 } else if (a instanceof Reopen) {
                     store.close();
                     store = MapDbVersionStore.open(file, StoreOptions.defaults().withVerification(StoreOptions.Verification.FULL));
-                    assertThat(store.openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REOPENED);
+                    assertThat(store.openOutcome().kind()).as("open outcome: %s", store.openOutcome()).isEqualTo(OpenOutcome.Kind.REOPENED);
                     pending = committed.copy();
                 }
                 assertAgrees(store, pending, committed, tracker);
