@@ -14,7 +14,8 @@ import java.util.function.LongSupplier;
  * Runs records through the enrichment engine before they are buffered, without ever blocking the task: a
  * record the replica cannot answer yet (its event time, or the time it reached the task, is past the replica's
  * watermark) is held, with every later record of its partition (order is kept), and asked again on later
- * {@code put} calls; after {@code enrich.lateness.wait.ms} the engine's late policy decides. A partition
+ * {@code put} calls; after {@code enrich.lateness.wait.ms} (while the replica has not caught up since the task
+ * started: {@code enrich.startup.wait.ms}) the engine's late policy decides. A partition
  * holding {@code buffer.max.records} is paused until it drains.
  */
 final class EnrichmentStage implements AutoCloseable {
@@ -23,7 +24,6 @@ final class EnrichmentStage implements AutoCloseable {
     private final EnrichmentEngine engine;
     private final AutoCloseable lease;
     private final int maxHeld;
-    private final long latenessWaitNanos;
     private final BatchWriter.BadRecordHandler errant;
     private final LongSupplier nanoClock;
     private final EnrichmentMetrics metrics;
@@ -33,7 +33,6 @@ final class EnrichmentStage implements AutoCloseable {
         this.engine = engine;
         this.lease = lease;
         this.maxHeld = maxHeld;
-        this.latenessWaitNanos = engine.config().latenessWaitMs() * 1_000_000L;
         this.errant = errant;
         this.nanoClock = nanoClock;
         this.metrics = metrics;
@@ -54,7 +53,9 @@ final class EnrichmentStage implements AutoCloseable {
     void offer(PartitionState s, SinkRecord r, long receivedAt) {
         long bound = engine.receipts().of(r, receivedAt);
         if (!s.held().isEmpty() || !apply(s, r, engine.tryEnrich(r, bound))) {
-            s.hold(r, nanoClock.getAsLong(), bound);
+            // The bound is fixed when the hold starts: a record held through the replica's start-up keeps the
+            // start-up bound even if the replica catches up just before the record's own time.
+            s.hold(r, nanoClock.getAsLong(), engine.waitBoundMs() * 1_000_000L, bound);
         }
     }
 
@@ -64,7 +65,7 @@ final class EnrichmentStage implements AutoCloseable {
             PartitionState.Held head = s.held().peekFirst();
             EnrichOutcome<SinkRecord> outcome = engine.tryEnrich(head.record(), head.receivedAt());
             if (outcome instanceof EnrichOutcome.NotYetVisible<SinkRecord>) {
-                if (nanoClock.getAsLong() - head.sinceNanos() < latenessWaitNanos) {
+                if (nanoClock.getAsLong() - head.sinceNanos() < head.waitNanos()) {
                     break;
                 }
                 outcome = engine.resolveLate(head.record(), head.receivedAt());

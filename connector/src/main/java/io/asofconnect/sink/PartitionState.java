@@ -20,10 +20,11 @@ import java.util.Set;
  */
 final class PartitionState {
     /**
-     * A record waiting for the replica's watermark, when it started waiting ({@link System#nanoTime}), and when it
-     * reached the task (its read-your-writes bound, {@code io.asofconnect.enrich.ReceiptTimes}).
+     * A record waiting for the replica's watermark, when it started waiting and how long it may
+     * ({@link System#nanoTime}), and when it reached the task (its read-your-writes bound,
+     * {@code io.asofconnect.enrich.ReceiptTimes}).
      */
-    record Held(SinkRecord record, long sinceNanos, long receivedAt) {
+    record Held(SinkRecord record, long sinceNanos, long waitNanos, long receivedAt) {
     }
 
     private final TopicPartition tp;
@@ -82,8 +83,8 @@ final class PartitionState {
         acceptedNext = r.originalKafkaOffset() + 1;
     }
 
-    void hold(SinkRecord r, long nowNanos, long receivedAt) {
-        held.addLast(new Held(r, nowNanos, receivedAt));
+    void hold(SinkRecord r, long nowNanos, long waitNanos, long receivedAt) {
+        held.addLast(new Held(r, nowNanos, waitNanos, receivedAt));
     }
 
     ArrayDeque<Held> held() {

@@ -180,6 +180,32 @@ class EnrichmentHostingTest {
     }
 
     @Test
+    void recordsHeldThroughTheReplicasStartUpGetTheStartupWait() throws Exception {
+        String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_startup");
+        Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_startup_sink"));
+        p.put(EnrichConfig.LATENESS_WAIT_MS, "100");
+        p.put(EnrichConfig.STARTUP_WAIT_MS, "60000");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        // The task starts at 10,000 on the source clock; the replica's watermark (3,000) is still far behind it:
+        // an initial snapshot or a catch-up after a restart, which outlasts the 100 ms a stall is given.
+        sourceClock.set(10_000);
+        try (SinkDriver d = sink(p, null).open(tp)) {
+            d.deliver(List.of(order(topic, 0, 1L, 2_000), order(topic, 1, 1L, 6_000)));
+            Thread.sleep(400);
+            d.deliver(List.of());
+            assertThat(d.context.metric("enrich-late-records-total")).as("start-up is not a stall").isZero();
+            assertThat(d.context.metric("enrich-held-records")).isEqualTo(2);
+            assertThat(d.commit()).doesNotContainKey(tp);
+            commit(10_000);
+            d.deliver(List.of());
+            assertThat(d.commit()).containsEntry(tp, 2L);
+            assertThat(d.context.metric("enrich-late-records-total")).isZero();
+        }
+        assertThat(db.column("SELECT id || ':' || customers_name FROM \"" + topic + "\" ORDER BY id"))
+                .containsExactly("0:Alice", "1:Alicia");
+    }
+
+    @Test
     void aPartitionPausedWhenItWasClosedIsResumedWhenItIsAssignedAgain() throws Exception {
         String topic = ExactlyOnceJdbcSinkTaskTest.unique("orders_rebalance");
         Map<String, String> p = props(ExactlyOnceJdbcSinkTaskTest.unique("enrich_rebalance_sink"));

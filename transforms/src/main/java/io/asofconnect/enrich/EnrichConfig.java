@@ -36,6 +36,7 @@ public final class EnrichConfig {
     public static final String ON_MISS = "enrich.on.miss";
     public static final String ON_MISSING_KEY = "enrich.on.missing.key";
     public static final String LATENESS_WAIT_MS = "enrich.lateness.wait.ms";
+    public static final String STARTUP_WAIT_MS = "enrich.startup.wait.ms";
     public static final String ON_LATE = "enrich.on.late";
     public static final String READ_YOUR_WRITES = "enrich.read.your.writes";
 
@@ -46,6 +47,13 @@ public final class EnrichConfig {
      * poll behind a stalled replica does not add up waits until the task is evicted.
      */
     public static final long LATENESS_WAIT_MS_MAX = 60_000L;
+    /**
+     * Two fifths of the consumer's default {@code max.poll.interval.ms}: a replica's first catch-up (an initial
+     * snapshot) takes far longer than the stall {@link #LATENESS_WAIT_MS} is sized for, and failing the first
+     * records of every fresh start would fail the task before the replica could ever finish.
+     */
+    public static final long STARTUP_WAIT_MS_DEFAULT = 120_000L;
+    public static final long STARTUP_WAIT_MS_MAX = 3_600_000L;
 
     /** Name of the version-metadata column holding the version's valid-from (epoch millis, INT64). */
     public static final String VALID_FROM_COLUMN = "__valid_from";
@@ -103,6 +111,7 @@ public final class EnrichConfig {
     private final OnMiss onMiss;
     private final OnMissingKey onMissingKey;
     private final long latenessWaitMs;
+    private final long startupWaitMs;
     private final OnLate onLate;
     private final boolean readYourWrites;
 
@@ -134,6 +143,7 @@ public final class EnrichConfig {
         this.onMiss = ON_MISSES.parse(ON_MISS, c.getString(ON_MISS));
         this.onMissingKey = ON_MISSING_KEYS.parse(ON_MISSING_KEY, c.getString(ON_MISSING_KEY));
         this.latenessWaitMs = c.getLong(LATENESS_WAIT_MS);
+        this.startupWaitMs = c.getLong(STARTUP_WAIT_MS);
         this.onLate = ON_LATES.parse(ON_LATE, c.getString(ON_LATE));
         this.readYourWrites = c.getBoolean(READ_YOUR_WRITES);
 
@@ -233,8 +243,20 @@ public final class EnrichConfig {
                                 + " until the watermark passes the event time that timed out."
                                 + " Default: " + LATENESS_WAIT_MS_DEFAULT + ".",
                         GROUP, ++order, ConfigDef.Width.SHORT, "Lateness wait (ms)")
+                .define(STARTUP_WAIT_MS, Type.LONG, STARTUP_WAIT_MS_DEFAULT,
+                        ConfigDef.Range.between(0L, STARTUP_WAIT_MS_MAX), Importance.MEDIUM,
+                        "How long, in milliseconds, records may wait for a replica that has not yet caught up since"
+                                + " the task started (its initial snapshot, or its catch-up after a restart: until its"
+                                + " watermark first passes the time the task started). Until then it replaces "
+                                + LATENESS_WAIT_MS + " (the larger of the two applies); after it, " + ON_LATE
+                                + " applies. The stand-alone transform blocks its task while it waits, so keep this below"
+                                + " the consumer's max.poll.interval.ms (300000 by default), or raise that with"
+                                + " consumer.override.max.poll.interval.ms; the sink-hosted enrichment holds records"
+                                + " without blocking. Size it to the replica's initial snapshot (the replica logs its"
+                                + " progress and rate). Default: " + STARTUP_WAIT_MS_DEFAULT + ".",
+                        GROUP, ++order, ConfigDef.Width.SHORT, "Startup wait (ms)")
                 .define(ON_LATE, Type.STRING, OnLate.FAIL.name(), ON_LATES, Importance.MEDIUM,
-                        "What to do when the watermark did not pass the event time within " + LATENESS_WAIT_MS
+                        "What to do when the watermark did not pass the event time within " + LATENESS_WAIT_MS + " (" + STARTUP_WAIT_MS + " while the replica has not caught up since the task started)"
                                 + ": FAIL (a data error; the record is retried or sent to the DLQ per errors.*) or"
                                 + " CURRENT_WITH_HEADER (enrich with the current row, not deterministic, and add the"
                                 + " headers " + LATE_HEADER + "=true and " + LATE_WATERMARK_HEADER + "=<watermark>)."
@@ -365,6 +387,7 @@ public final class EnrichConfig {
     public OnMiss onMiss() { return onMiss; }
     public OnMissingKey onMissingKey() { return onMissingKey; }
     public long latenessWaitMs() { return latenessWaitMs; }
+    public long startupWaitMs() { return startupWaitMs; }
     public OnLate onLate() { return onLate; }
     public boolean readYourWrites() { return readYourWrites; }
 }

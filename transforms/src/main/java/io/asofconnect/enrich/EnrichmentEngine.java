@@ -72,6 +72,13 @@ public final class EnrichmentEngine implements AutoCloseable {
      */
     private final AtomicLong laggingBehind = new AtomicLong(NOT_LAGGING);
     private static final long NOT_LAGGING = Long.MIN_VALUE;
+    /**
+     * The source clock when the engine was built. Until the replica's watermark passes it, the replica is still
+     * on its first catch-up (an initial snapshot, or the changes committed while the task was down), and waits
+     * get {@code enrich.startup.wait.ms}: that is start-up, not a stall.
+     */
+    private final long startedAt;
+    private volatile boolean caughtUp;
 
     /**
      * @throws ConfigException when the replica does not capture {@code enrich.table}
@@ -90,6 +97,29 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.writer = new OutputWriter(config, schemas);
         this.receipts = new ReceiptTimes(lookup, config.readYourWrites());
         this.shapePurpose = "as-of enrichment of " + config.table();
+        this.startedAt = lookup.sourceNow();
+    }
+
+    /**
+     * How long a record that cannot be answered yet may wait, in milliseconds, before {@code enrich.on.late}
+     * applies: {@code enrich.startup.wait.ms} (or the lateness wait, if larger) until the replica has caught
+     * up once with the time the engine started, {@code enrich.lateness.wait.ms} from then on.
+     */
+    public long waitBoundMs() {
+        return startingUp() ? Math.max(config.startupWaitMs(), config.latenessWaitMs()) : config.latenessWaitMs();
+    }
+
+    private boolean startingUp() {
+        if (caughtUp) {
+            return false;
+        }
+        if (lookup.watermark() < startedAt) {
+            return true;
+        }
+        caughtUp = true;
+        LOG.info("Replica for table {} caught up with the task's start; records now wait at most {}={} ms", config.table(),
+                EnrichConfig.LATENESS_WAIT_MS, config.latenessWaitMs());
+        return false;
     }
 
     /** The read-your-writes bounds of records, per {@code enrich.read.your.writes}. */
@@ -187,16 +217,16 @@ public final class EnrichmentEngine implements AutoCloseable {
     private void awaitBounded(long eventTime) {
         boolean passed;
         try {
-            passed = lookup.awaitWatermark(eventTime, Duration.ofMillis(config.latenessWaitMs()));
+            passed = lookup.awaitWatermark(eventTime, Duration.ofMillis(waitBoundMs()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
                     + " event time (table " + config.table() + ")", e);
         }
         if (!passed && laggingBehind.getAndAccumulate(eventTime, Math::max) == NOT_LAGGING) {
-            LOG.warn("Replica watermark for table {} did not pass a record's event time within {}={}; records past"
+            LOG.warn("Replica watermark for table {} did not pass a record's event time within {} ms; records past"
                     + " the watermark get {} without waiting until it catches up", config.table(),
-                    EnrichConfig.LATENESS_WAIT_MS, config.latenessWaitMs(), EnrichConfig.ON_LATE);
+                    waitBoundMs(), EnrichConfig.ON_LATE);
         }
     }
 
@@ -265,10 +295,14 @@ public final class EnrichmentEngine implements AutoCloseable {
         }
         String table = config.table();
         if (config.onLate() == EnrichConfig.OnLate.FAIL) {
+            boolean starting = startingUp();
+            String bound = starting ? EnrichConfig.STARTUP_WAIT_MS : EnrichConfig.LATENESS_WAIT_MS;
             return new Failed<>(new DataException("the replica's watermark (" + watermark + ") did not pass " + what
-                    + " (" + visibleAt + ") within " + EnrichConfig.LATENESS_WAIT_MS + "=" + config.latenessWaitMs()
-                    + " for table " + table + ": the replica is lagging or stopped. Check the replica, raise "
-                    + EnrichConfig.LATENESS_WAIT_MS + ", or set " + EnrichConfig.ON_LATE + "=CURRENT_WITH_HEADER"));
+                    + " (" + visibleAt + ") within " + bound + "=" + waitBoundMs() + " for table " + table
+                    + (starting ? ": the replica has not caught up since the task started (its initial snapshot or"
+                            + " catch-up is slower than that). Check the replica's snapshot progress in the log, raise "
+                            : ": the replica is lagging or stopped. Check the replica (metric replica-watermark-lag-ms), raise ")
+                    + bound + ", or set " + EnrichConfig.ON_LATE + "=CURRENT_WITH_HEADER"));
         }
         return decide(record, lookup.current(table, key), watermark);
     }

@@ -128,6 +128,36 @@ class EnrichmentEngineTest {
     }
 
     @Test
+    void aReplicaStillOnItsFirstCatchUpGetsTheStartupWaitNotTheLatenessWait() throws Exception {
+        // The task starts at 50,000 on the source clock; the replica's watermark (10,000) has not reached it yet.
+        replica.setSourceClock(50_000);
+        EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "50", EnrichConfig.STARTUP_WAIT_MS, "20000");
+        assertThat(e.waitBoundMs()).isEqualTo(20_000);
+        CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 20_000)));
+        Thread.sleep(500);
+        assertThat(result).as("a snapshot still running is start-up, not a stall: no late answer after the lateness wait").isNotDone();
+        replica.commit(50_000);
+        assertThat(nested(result.get(20, TimeUnit.SECONDS)).getString("name")).isEqualTo("Alice B.");
+        assertThat(e.waitBoundMs()).as("caught up once: stalls from now on get the lateness wait").isEqualTo(50);
+
+        replica.setSourceClock(60_000);
+        assertThatThrownBy(() -> e.enrichBlocking(order(2, 7, 55_000)))
+                .isInstanceOf(DataException.class).hasMessageContaining(EnrichConfig.LATENESS_WAIT_MS + "=50");
+    }
+
+    @Test
+    void aStartUpThatOutlastsTheStartupWaitFailsNamingIt() {
+        replica.setSourceClock(50_000);
+        EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "50", EnrichConfig.STARTUP_WAIT_MS, "300");
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> e.enrichBlocking(order(1, 7, 20_000)))
+                .isInstanceOf(DataException.class)
+                .hasMessageContaining(EnrichConfig.STARTUP_WAIT_MS + "=300")
+                .hasMessageContaining("has not caught up since the task started");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
+    }
+
+    @Test
     void lateWithCurrentWithHeaderTakesTheCurrentRowAndSaysSo() {
         replica.put(CUSTOMERS, RowKey.of(7), 30_000, customerV1(7, "Alice future", "1.00"));
         replica.commit(10_000);
@@ -352,8 +382,10 @@ class EnrichmentEngineTest {
 
     @Test
     void aReceiptTheWatermarkDidNotPassInTimeFollowsTheLatePolicy() {
+        EnrichmentEngine started = engine();
+        // The clock moves on after the task started (and the replica caught up with it): a stall, not start-up.
         replica.setSourceClock(10_500);
-        EnrichOutcome<SinkRecord> failed = engine().resolveLate(order(1, 7, 5_000), 10_500);
+        EnrichOutcome<SinkRecord> failed = started.resolveLate(order(1, 7, 5_000), 10_500);
         assertThat(((Failed<SinkRecord>) failed).reason()).hasMessageContaining("reached the connector")
                 .hasMessageContaining(EnrichConfig.LATENESS_WAIT_MS);
         SinkRecord r = enriched(engine(EnrichConfig.ON_LATE, "CURRENT_WITH_HEADER").resolveLate(order(1, 7, 5_000), 10_500));
