@@ -54,6 +54,11 @@ public final class ReplicaConfig extends AbstractConfig {
     public static final String SNAPSHOT_VALID_FROM = PREFIX + "snapshot.valid.from";
     public static final String HISTORY_RETENTION_MS = PREFIX + "history.retention.ms";
     public static final String WATERMARK_INTERVAL_MS = PREFIX + "watermark.interval.ms";
+    /**
+     * Every record a sink-hosted enrichment receives waits for the next probe (read-your-writes), so the
+     * interval is the hold time: at 1 s a partition's hold buffer filled and paused it, halving the sink.
+     */
+    public static final long WATERMARK_INTERVAL_MS_DEFAULT = 200L;
     public static final String WATERMARK_SAFETY_MARGIN_MS = PREFIX + "watermark.safety.margin.ms";
     public static final String COMMIT_INTERVAL_MS = PREFIX + "commit.interval.ms";
     public static final String COMMIT_MAX_RECORDS = PREFIX + "commit.max.records";
@@ -200,9 +205,12 @@ public final class ReplicaConfig extends AbstractConfig {
                         "How long versions are kept behind the watermark, in milliseconds (default 7 days). Lookups older than the"
                                 + " watermark minus this answer OutOfHistory. Make it longer than the largest event-time lag you replay.",
                         g, ++o, ConfigDef.Width.SHORT, "Retention")
-                .define(WATERMARK_INTERVAL_MS, Type.LONG, 1000L, ConfigDef.Range.between(10, 3_600_000), Importance.MEDIUM,
+                .define(WATERMARK_INTERVAL_MS, Type.LONG, WATERMARK_INTERVAL_MS_DEFAULT, ConfigDef.Range.between(10, 3_600_000), Importance.MEDIUM,
                         "How often the watermark is probed (a logical decoding message through the slot), in milliseconds. It bounds"
-                                + " how far the watermark trails the source and keeps the slot advancing while the tables are idle.",
+                                + " how far the watermark trails the source, hence how long records wait for it (read-your-writes"
+                                + " holds each record about this long), and keeps the slot advancing while the tables are idle."
+                                + " Each probe costs the source one small WAL message and the replica one store commit."
+                                + " Default: " + WATERMARK_INTERVAL_MS_DEFAULT + ".",
                         g, ++o, ConfigDef.Width.SHORT, "Watermark interval")
                 .define(WATERMARK_SAFETY_MARGIN_MS, Type.LONG, 50L, ConfigDef.Range.between(0, 60_000), Importance.LOW,
                         "Subtracted from each probe's time: a commit takes its timestamp slightly before its WAL record is written,"

@@ -38,6 +38,9 @@ public final class EngineProperties {
         p.putIfAbsent("heartbeat.interval.ms", "10000");
         p.putIfAbsent("offset.flush.interval.ms", "0");
         p.putIfAbsent("errors.max.retries", "-1");
+        // Debezium hands over a partial batch only after this long (500 ms by default): with a trickle of
+        // changes, a watermark probe would wait that long in its queue, and every held record with it.
+        p.putIfAbsent("poll.interval.ms", "50");
         // After a lost connection the connector waits this long before reconnecting (Debezium's default is 10 s).
         p.putIfAbsent("retriable.restart.connector.wait.ms", "3000");
 

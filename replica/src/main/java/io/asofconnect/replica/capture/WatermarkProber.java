@@ -35,6 +35,11 @@ public final class WatermarkProber implements AutoCloseable {
     private final PgConnector connector;
     private final String prefix;
     private final long intervalMs;
+    /**
+     * Not tied to the interval: at 200 ms a timeout of a few intervals would fail probes on any busy server and
+     * warn for nothing; a probe that takes this long means the source is really unwell.
+     */
+    private static final int QUERY_TIMEOUT_SECONDS = 10;
     private final ScheduledExecutorService timer;
     private final WatermarkTracker clock;
     private final String slotName;
@@ -85,7 +90,7 @@ public final class WatermarkProber implements AutoCloseable {
             }
             try (PreparedStatement ps = connection.prepareStatement(EMIT)) {
                 ps.setString(1, prefix);
-                ps.setQueryTimeout((int) Math.max(1, intervalMs / 1000 * 5));
+                ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
                 long sentAt = System.currentTimeMillis();
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
@@ -112,7 +117,7 @@ public final class WatermarkProber implements AutoCloseable {
     private void readRetainedWal() throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(RETAINED_WAL)) {
             ps.setString(1, slotName);
-            ps.setQueryTimeout((int) Math.max(1, intervalMs / 1000 * 5));
+            ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
             try (ResultSet rs = ps.executeQuery()) {
                 stats.retainedWalBytes(rs.next() ? rs.getLong(1) : -1);
             }
