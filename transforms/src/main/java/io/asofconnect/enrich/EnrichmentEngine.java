@@ -159,8 +159,8 @@ public final class EnrichmentEngine implements AutoCloseable {
     }
 
     /**
-     * For the transform: {@link #tryEnrich}, waiting at most {@code enrich.lateness.wait.ms} for the watermark
-     * when needed, then {@link #resolveLate}.
+     * For the transform: {@link #tryEnrich}, waiting at most {@link #waitBoundMs()} in all for the watermark to
+     * pass every time the record waits on, then {@link #resolveLate}.
      *
      * <p>The bound holds per stall, not per record: once a wait times out (the watermark did not pass the
      * record's event time T), later records whose event time is past the current watermark are resolved late
@@ -175,10 +175,10 @@ public final class EnrichmentEngine implements AutoCloseable {
      */
     public <R extends ConnectRecord<R>> R enrichBlocking(R record, long receivedAt) {
         EnrichOutcome<R> outcome = tryEnrich(record, receivedAt);
-        if (outcome instanceof NotYetVisible<R> n) {
-            if (shouldWait(n.watermark())) {
-                awaitBounded(n.visibleAt());
-            }
+        if (outcome instanceof NotYetVisible<R> n && shouldWait(n.watermark())) {
+            outcome = awaitVisible(record, receivedAt, n);
+        }
+        if (outcome instanceof NotYetVisible<R>) {
             outcome = resolveLate(record, receivedAt);
         }
         if (outcome instanceof Enriched<R> e) {
@@ -214,20 +214,39 @@ public final class EnrichmentEngine implements AutoCloseable {
         return false;
     }
 
-    private void awaitBounded(long eventTime) {
-        boolean passed;
-        try {
-            passed = lookup.awaitWatermark(eventTime, Duration.ofMillis(waitBoundMs()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
-                    + " event time (table " + config.table() + ")", e);
+    /**
+     * Waits, within one bound in all, until the record can be answered. A record can wait on two times in turn:
+     * the time it reached the connector, then its event time when that is later (a producer's clock, or an event
+     * stamped just after the receipt bound), so each wakeup asks the engine again instead of taking the first
+     * time as the only one.
+     *
+     * @return the outcome once answerable, or the last {@link NotYetVisible} when the bound ran out
+     */
+    private <R extends ConnectRecord<R>> EnrichOutcome<R> awaitVisible(R record, long receivedAt, NotYetVisible<R> first) {
+        long bound = waitBoundMs();
+        long deadline = System.nanoTime() + Duration.ofMillis(bound).toNanos();
+        EnrichOutcome<R> outcome = first;
+        while (outcome instanceof NotYetVisible<R> n) {
+            long remaining = deadline - System.nanoTime();
+            boolean passed;
+            try {
+                passed = remaining > 0 && lookup.awaitWatermark(n.visibleAt(), Duration.ofNanos(remaining));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
+                        + " event time (table " + config.table() + ")", e);
+            }
+            if (!passed) {
+                if (laggingBehind.getAndAccumulate(n.visibleAt(), Math::max) == NOT_LAGGING) {
+                    LOG.warn("Replica watermark for table {} did not pass a record's event time within {} ms; records"
+                            + " past the watermark get {} without waiting until it catches up", config.table(), bound,
+                            EnrichConfig.ON_LATE);
+                }
+                return outcome;
+            }
+            outcome = tryEnrich(record, receivedAt);
         }
-        if (!passed && laggingBehind.getAndAccumulate(eventTime, Math::max) == NOT_LAGGING) {
-            LOG.warn("Replica watermark for table {} did not pass a record's event time within {} ms; records past"
-                    + " the watermark get {} without waiting until it catches up", config.table(),
-                    waitBoundMs(), EnrichConfig.ON_LATE);
-        }
+        return outcome;
     }
 
     private <R extends ConnectRecord<R>> EnrichOutcome<R> enrich(R record, long receivedAt, boolean late) {

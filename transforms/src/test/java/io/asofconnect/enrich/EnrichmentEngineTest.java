@@ -119,6 +119,24 @@ class EnrichmentEngineTest {
     }
 
     @Test
+    void enrichBlockingWaitsForTheReceiptAndThenForALaterEventTime() throws Exception {
+        // The record reached the connector at 10,500 (read-your-writes bound) and carries event time 12,000: the
+        // watermark must pass both, first the one, then the other, within one wait.
+        replica.setSourceClock(10_500);
+        EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "20000", EnrichConfig.STARTUP_WAIT_MS, "20000");
+        CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 12_000)));
+        Thread.sleep(300);
+        replica.commit(10_600);
+        Thread.sleep(300);
+        assertThat(result).as("past the receipt, not yet past the event time: still waiting, not late").isNotDone();
+        replica.put(CUSTOMERS, RowKey.of(7), 11_000, customerV1(7, "Alice C.", "30.00"));
+        replica.commit(12_000);
+        SinkRecord r = result.get(20, TimeUnit.SECONDS);
+        assertThat(nested(r).getString("name")).isEqualTo("Alice C.");
+        assertThat(r.headers().lastWithName(EnrichConfig.LATE_HEADER)).isNull();
+    }
+
+    @Test
     void lateWithFailIsADataExceptionNamingTheWait() {
         EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "50");
         assertThatThrownBy(() -> e.enrichBlocking(order(1, 7, 20_000)))
