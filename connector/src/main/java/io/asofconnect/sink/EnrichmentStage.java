@@ -111,7 +111,8 @@ final class EnrichmentStage implements AutoCloseable {
             try {
                 lease.close();
             } catch (Exception e) {
-                log.warn("Releasing the replica failed: {}", e.toString());
+                log.warn("{}: releasing the replica failed ({}); if the replica keeps its slot active with no task"
+                        + " using it, restart the worker", engine.who(), e.toString());
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.config.EnumOption;
+import io.asofconnect.logging.LogContext;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
@@ -36,7 +37,7 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
     @Override
     public void start(Map<String, String> props) {
         ExactlyOnceJdbcSinkConfig config = new ExactlyOnceJdbcSinkConfig(props);
-        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log);
+        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log, LogContext.current(config.connectorName()));
         this.props = Map.copyOf(props);
         log.info("Started connector {}", config.connectorName());
     }

@@ -5,6 +5,7 @@ import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.MeteredLookup;
 import io.asofconnect.enrich.ReplicaMetrics;
+import io.asofconnect.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -43,6 +44,8 @@ import java.util.concurrent.TimeoutException;
  */
 public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkTask.class);
+    /** "connector NAME task N", as problem lines name this task ({@link LogContext}); set in {@link #start}. */
+    private String who;
     private static final long REPORT_TIMEOUT_MS = 60_000L;
     private static final long HOLD_RECHECK_MS = 100L;
     /**
@@ -104,7 +107,8 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     @Override
     public synchronized void start(Map<String, String> props) {
         config = new ExactlyOnceJdbcSinkConfig(props);
-        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log);
+        who = LogContext.current(config.connectorName());
+        JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log, who);
         PostgresDialect dialect = new PostgresDialect(config.tableSchema());
         TableCatalog catalog = config.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
         RowMapper mapper = new RowMapper(config);
@@ -202,8 +206,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                             + " when the target database is reachable", e));
                 }
                 metrics.retried();
-                log.warn("Connector {} task: could not claim partitions ({}), attempt {} of {}; retrying in {} ms",
-                        config.connectorName(), SqlErrors.describe(e), attempt + 1, config.maxRetries() + 1, config.retryBackoffMs());
+                log.warn("{}: could not claim partitions ({}), attempt {} of {}; retrying in {} ms. Check that the target"
+                        + " database is reachable and accepts connections", who, SqlErrors.describe(e), attempt + 1,
+                        config.maxRetries() + 1, config.retryBackoffMs());
                 sleep(config.retryBackoffMs());
             }
         }
@@ -364,8 +369,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             }
             failedAttempts++;
             metrics.retried();
-            log.warn("Connector {}: writing to the target failed ({}); rolled back, retry {} of {} in {} ms", config.connectorName(),
-                    SqlErrors.describe(e), failedAttempts, config.maxRetries(), config.retryBackoffMs());
+            log.warn("{}: writing to the target failed ({}); rolled back, retry {} of {} in {} ms, nothing is lost. If it"
+                    + " repeats, check that the target database is reachable", who, SqlErrors.describe(e), failedAttempts,
+                    config.maxRetries(), config.retryBackoffMs());
             if (context != null) {
                 context.timeout(config.retryBackoffMs());
             }
@@ -458,7 +464,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         if (failure == null) {
             failure = e;
             writer.abandon();
-            log.error("Sink task of connector {} stops: {}", config.connectorName(), e.getMessage());
+            log.error("{}: the sink task stops: {}", who, e.getMessage());
         }
         return failure;
     }

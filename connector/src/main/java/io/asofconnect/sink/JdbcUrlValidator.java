@@ -47,10 +47,14 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
         }
     }
 
-    /** One WARN line when the URL allows unencrypted or unauthenticated connections. */
-    static void warnIfWeakTls(String url, org.slf4j.Logger log) {
-        weakSslMode(url).ifPresent(mode -> log.warn("{} uses sslmode={}, which allows unencrypted or unauthenticated connections;"
-                + " use sslmode=verify-full", ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+    /**
+     * One WARN line when the URL allows unencrypted or unauthenticated connections.
+     *
+     * @param who the connector or task the line is about ({@link io.asofconnect.logging.LogContext})
+     */
+    static void warnIfWeakTls(String url, org.slf4j.Logger log, String who) {
+        weakSslMode(url).ifPresent(mode -> log.warn("{}: {} uses sslmode={}, which allows unencrypted or unauthenticated"
+                + " connections; use sslmode=verify-full", who, ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
     }
 
     /**

@@ -47,6 +47,7 @@ public final class Replica implements AutoCloseable {
     private final OffsetCodec offsetCodec;
     private final StoreFiles files;
     private final ReplicaStats stats = new ReplicaStats();
+    private final ReplicaUsers users = new ReplicaUsers();
     private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
             new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
     private final ScheduledExecutorService restarter;
@@ -66,7 +67,7 @@ public final class Replica implements AutoCloseable {
         this.checks = new StartupChecks(config, pg);
         this.engineName = EngineProperties.engineName(config);
         this.offsetCodec = new OffsetCodec(engineName);
-        this.files = new StoreFiles(config);
+        this.files = new StoreFiles(config, this::who);
         this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "asof-replica-restart-" + config.name());
             t.setDaemon(true);
@@ -74,10 +75,15 @@ public final class Replica implements AutoCloseable {
         });
     }
 
-    /** Checks the source, opens (or rebuilds) the store and starts capturing. Throws with the fix on any problem. */
-    static Replica start(ReplicaConfig config) {
+    /**
+     * Checks the source, opens (or rebuilds) the store and starts capturing. Throws with the fix on any problem.
+     *
+     * @param firstUser who acquires it ({@link io.asofconnect.logging.LogContext#current()}), named by its problem lines
+     */
+    static Replica start(ReplicaConfig config, String firstUser) {
         config.requireDefinition();
         Replica r = new Replica(config);
+        r.users.add(firstUser);
         try {
             r.open();
             return r;
@@ -89,13 +95,14 @@ public final class Replica implements AutoCloseable {
 
     private void open() {
         if (config.validFrom() == ReplicaConfig.ValidFrom.COLUMN) {
-            LOG.warn("Replica {}: {}=COLUMN: a change committed with a valid-from at or before the watermark changes answers"
-                    + " already given for those times; enrichment is not deterministic across replays for such changes",
-                    config.name(), ReplicaConfig.VALID_FROM);
+            LOG.warn("{}: {}=COLUMN: a change committed with a valid-from at or before the watermark changes answers"
+                    + " already given for those times; enrichment is not deterministic across replays for such changes."
+                    + " Only back-date changes to times no record has been enriched at, or use {}=COMMIT_TIME",
+                    who(), ReplicaConfig.VALID_FROM, ReplicaConfig.VALID_FROM);
         }
         if (JdbcDriverProperties.isWeakSslMode(config.sslMode())) {
-            LOG.warn("Replica {}: {}={} allows unencrypted or unauthenticated connections to the source; set {}=verify-full",
-                    config.name(), ReplicaConfig.SSL_MODE, config.sslMode(), ReplicaConfig.SSL_MODE);
+            LOG.warn("{}: {}={} allows unencrypted or unauthenticated connections to the source; set {}=verify-full",
+                    who(), ReplicaConfig.SSL_MODE, config.sslMode(), ReplicaConfig.SSL_MODE);
         }
         StartupChecks.SourceState source = checks.run();
         stats.snapshotRowsEstimated(checks.estimatedRows());
@@ -104,15 +111,18 @@ public final class Replica implements AutoCloseable {
         if (outcome.kind() == OpenOutcome.Kind.REBUILT) {
             stats.rebuilt();
             stats.quarantined();
-            LOG.warn("Replica {}: the store file was unusable ({}) and was rebuilt; a new snapshot follows", config.name(), outcome.reason());
+            LOG.warn("{}: the store file was unusable ({}) and was rebuilt, the old one kept as {}; a new snapshot follows"
+                    + " and records wait for it. Nothing to do unless it recurs; then check the disk under {}", who(),
+                    outcome.reason(), outcome.quarantined().map(p -> p.getFileName().toString()).orElse("(none)"),
+                    ReplicaConfig.PATH);
         }
         tracker = new WatermarkTracker(store.watermark());
         continueHistory(source, outcome.kind() == OpenOutcome.Kind.REBUILT);
         lookup = newLookup();
-        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats);
+        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats, this::who);
         ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
-        prober = new WatermarkProber(pg, config.name(), config.watermarkIntervalMs(), tracker, config.slotName(), stats);
+        prober = new WatermarkProber(pg, config.name(), this::who, config.watermarkIntervalMs(), tracker, config.slotName(), stats);
         prober.start();
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
@@ -137,7 +147,9 @@ public final class Replica implements AutoCloseable {
                 if (config.onGap() == ReplicaConfig.OnGap.FAIL) {
                     throw new HistoryGapException(GapDetector.failMessage(config, gap.get()));
                 }
-                LOG.warn("Replica {}: {}; {}=REBUILD: quarantining the store and taking a new snapshot", config.name(), gap.get(), ReplicaConfig.ON_GAP);
+                LOG.warn("{}: {}; {}=REBUILD: quarantining the store and taking a new snapshot, records wait for it."
+                        + " To avoid gaps, keep the slot from being dropped or invalidated while the replica is down"
+                        + " (max_slot_wal_keep_size)", who(), gap.get(), ReplicaConfig.ON_GAP);
                 replaceStore();
                 fresh = true;
             } else if (snapshotInterrupted()) {
@@ -241,7 +253,7 @@ public final class Replica implements AutoCloseable {
     }
 
     private synchronized void startEngine() {
-        engine = new CaptureEngine(engineName, EngineProperties.of(config), (records, committer) -> {
+        engine = new CaptureEngine(engineName, this::who, EngineProperties.of(config), (records, committer) -> {
             applier.handleBatch(records, committer);
             if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
                 health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
@@ -264,7 +276,9 @@ public final class Replica implements AutoCloseable {
         restarts++;
         health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "capture engine failed: " + error.getMessage()
                 + "; restarting in " + backoff + " ms", Optional.of(error)));
-        LOG.warn("Replica {}: capture engine failed ({}); restarting in {} ms", config.name(), error.getMessage(), backoff);
+        LOG.warn("{}: capture engine failed ({}); restarting in {} ms, records wait meanwhile. If it keeps failing, fix"
+                + " what the error names (the source database's reachability, the user's REPLICATION privilege, the slot)",
+                who(), error.getMessage(), backoff);
         try {
             restarter.schedule(this::restart, backoff, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -294,23 +308,24 @@ public final class Replica implements AutoCloseable {
             }
             boolean heal = damagedStore.get() == store;
             if (heal) {
-                LOG.warn("Replica {}: the store is damaged ({}); quarantining it and taking a new snapshot, lookups answer"
-                        + " OutOfHistory or NotYetVisible until the history starts again", config.name(),
-                        previous == null ? "damage reported" : previous.getMessage());
+                LOG.warn("{}: the store is damaged ({}); quarantining it and taking a new snapshot, lookups answer"
+                        + " OutOfHistory or NotYetVisible until the history starts again. Nothing to do unless it recurs;"
+                        + " then check the disk under {}", who(),
+                        previous == null ? "damage reported" : previous.getMessage(), ReplicaConfig.PATH);
                 replaceStore();
                 damagedStore.set(null);
             }
             continueHistory(source, heal);
             if (store != before) {
                 lookup = newLookup();
-                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats);
+                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats, this::who);
             }
             startEngine();
             health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
                     + (previous == null ? "an engine failure" : previous.getMessage()), Optional.ofNullable(previous)));
         } catch (HistoryGapException e) {
             health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
-            LOG.error("Replica {}: {}", config.name(), e.getMessage());
+            LOG.error("{}: {}", who(), e.getMessage());
         } catch (RuntimeException e) {
             onEngineFailure(e);
         }
@@ -388,6 +403,19 @@ public final class Replica implements AutoCloseable {
         return stats;
     }
 
+    /** The connectors and tasks using this replica now. */
+    ReplicaUsers users() {
+        return users;
+    }
+
+    /**
+     * How a problem line names this replica: "Replica NAME (used by connector a task 0, ...)". Its threads
+     * serve every task that uses it, so the line names them all.
+     */
+    String who() {
+        return "Replica " + config.name() + " (" + users + ")";
+    }
+
     /** The store's versions, keys and bytes on disk now, for metrics. */
     public VersionStore.Footprint footprint() {
         return store.footprint();
@@ -457,7 +485,9 @@ public final class Replica implements AutoCloseable {
                 return;
             }
             if (System.nanoTime() > deadline) {
-                LOG.warn("Replica {}: slot {} still in use 15 s after stop; not dropped", config.name(), config.slotName());
+                LOG.warn("{}: slot {} still in use 15 s after stop; not dropped. It retains WAL on the source: drop it with"
+                        + " SELECT pg_drop_replication_slot('{}') once no walsender holds it", who(), config.slotName(),
+                        config.slotName());
                 return;
             }
             try {

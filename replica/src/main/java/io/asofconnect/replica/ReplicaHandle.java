@@ -19,8 +19,12 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     private final Replica replica;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    ReplicaHandle(Replica replica) {
+    /** Who acquired this handle, as the replica's problem lines name it; null outside Connect. */
+    private final String user;
+
+    ReplicaHandle(Replica replica, String user) {
         this.replica = replica;
+        this.user = user;
     }
 
     public String replicaName() {
@@ -103,7 +107,7 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            ReplicaRegistry.release(replica);
+            ReplicaRegistry.release(replica, user);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.logging.LogContext;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;
@@ -117,6 +118,8 @@ public final class ReplicaRegistry {
 
     /** Guarded by {@link #LOCK}: shares the running replica of this name or starts it. */
     private static ReplicaHandle acquireLocked(ReplicaConfig config) {
+        // Connect acquires on the task's thread (configure or start), whose logging context names the task.
+        String user = LogContext.current();
         Entry existing = REPLICAS.get(config.name());
         if (existing != null) {
             if (config.isDefinition()) {
@@ -128,7 +131,8 @@ public final class ReplicaRegistry {
                 }
             }
             existing.references++;
-            return new ReplicaHandle(existing.replica);
+            existing.replica.users().add(user);
+            return new ReplicaHandle(existing.replica, user);
         }
         if (!config.isDefinition()) {
             throw new ConfigException(ReplicaConfig.NAME, config.name(), "no replica of this name runs in this worker yet, and"
@@ -150,14 +154,14 @@ public final class ReplicaRegistry {
                         + "' already uses this store file");
             }
         }
-        Replica replica = Replica.start(config);
+        Replica replica = Replica.start(config, user);
         Entry e = new Entry(replica);
         e.references = 1;
         REPLICAS.put(config.name(), e);
-        return new ReplicaHandle(replica);
+        return new ReplicaHandle(replica, user);
     }
 
-    static void release(Replica replica) {
+    static void release(Replica replica, String user) {
         String name = replica.config().name();
         Entry toClose = null;
         synchronized (LOCK) {
@@ -165,6 +169,7 @@ public final class ReplicaRegistry {
             if (e == null || e.replica != replica || e.closing != null) {
                 return;
             }
+            replica.users().remove(user);
             if (--e.references == 0) {
                 e.closing = new CountDownLatch(1);
                 toClose = e;

@@ -10,13 +10,17 @@ import org.apache.kafka.connect.errors.ConnectException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Supplier;
 
 /** The replica's store file: opening it in its directory, and moving a damaged or outdated one aside. */
 final class StoreFiles {
     private final ReplicaConfig config;
+    private final Supplier<String> who;
 
-    StoreFiles(ReplicaConfig config) {
+    /** @param who how the store's problem lines name the replica and the tasks using it */
+    StoreFiles(ReplicaConfig config, Supplier<String> who) {
         this.config = config;
+        this.who = who;
     }
 
     /** Opens (creating if need be) the store file; a file another process holds fails with the option to check. */
@@ -28,7 +32,7 @@ final class StoreFiles {
                     + ReplicaConfig.PATH + ": " + e.getMessage(), e);
         }
         try {
-            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults());
+            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults().withOwner(who));
         } catch (StoreLockedException e) {
             throw new ConnectException("replica '" + config.name() + "': " + e.getMessage() + " (" + ReplicaConfig.PATH + ")", e);
         }

@@ -5,6 +5,7 @@ import io.asofconnect.enrich.EnrichOutcome.Dropped;
 import io.asofconnect.enrich.EnrichOutcome.Enriched;
 import io.asofconnect.enrich.EnrichOutcome.Failed;
 import io.asofconnect.enrich.EnrichOutcome.NotYetVisible;
+import io.asofconnect.logging.LogContext;
 import io.asofconnect.lookup.LookupResult;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.Version;
@@ -79,6 +80,7 @@ public final class EnrichmentEngine implements AutoCloseable {
      */
     private final long startedAt;
     private volatile boolean caughtUp;
+    private final String who;
 
     /**
      * @throws ConfigException when the replica does not capture {@code enrich.table}
@@ -98,6 +100,16 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.receipts = new ReceiptTimes(lookup, config.readYourWrites());
         this.shapePurpose = "as-of enrichment of " + config.table();
         this.startedAt = lookup.sourceNow();
+        String context = LogContext.current();
+        this.who = context != null ? context : "as-of enrichment of " + config.table();
+    }
+
+    /**
+     * "connector NAME task N" when built on a Connect task's thread (the transform's configure, the sink's
+     * start), as problem lines name the task.
+     */
+    public String who() {
+        return who;
     }
 
     /**
@@ -238,9 +250,10 @@ public final class EnrichmentEngine implements AutoCloseable {
             }
             if (!passed) {
                 if (laggingBehind.getAndAccumulate(n.visibleAt(), Math::max) == NOT_LAGGING) {
-                    LOG.warn("Replica watermark for table {} did not pass a record's event time within {} ms; records"
-                            + " past the watermark get {} without waiting until it catches up", config.table(), bound,
-                            EnrichConfig.ON_LATE);
+                    LOG.warn("{}: the replica's watermark for table {} did not pass a record's event time within {} ms;"
+                            + " records past the watermark get {}={} without waiting until it catches up. Check the replica"
+                            + " (metric replica-watermark-lag-ms, its log lines) or raise {}", who, config.table(), bound,
+                            EnrichConfig.ON_LATE, config.onLate(), EnrichConfig.LATENESS_WAIT_MS);
                 }
                 return outcome;
             }

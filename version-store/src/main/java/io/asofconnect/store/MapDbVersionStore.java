@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The version store: every version in memory, durable as a MapDB checkpoint plus a journal of the
@@ -74,6 +75,8 @@ public final class MapDbVersionStore implements VersionStore {
     private long generation;
     private long checkpointBytes;
     private volatile boolean closed;
+    /** Names the replica and tasks whose threads write here, for problem lines ({@link StoreOptions#owner}). */
+    private final Supplier<String> owner;
 
     private MapDbVersionStore(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
         this.file = file;
@@ -81,6 +84,7 @@ public final class MapDbVersionStore implements VersionStore {
         this.lock = lock;
         this.log = new ChangeLog();
         this.mem = new MemoryStore(file, options.schemaCacheSize(), log);
+        this.owner = options.owner();
         this.outcome = outcome;
         this.checkpointEvery = checkpointEvery;
     }
@@ -152,8 +156,9 @@ public final class MapDbVersionStore implements VersionStore {
 
     private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long checkpointEvery) {
         Path aside = Quarantine.moveAside(file);
-        LOG.warn("Version store {} is unusable and was moved aside to {}; starting an empty store, the replica must take a new snapshot. Reason: {}",
-                file.getFileName(), aside.getFileName(), reason);
+        // The replica reports the problem (naming its tasks and what to do); this line says where the file went.
+        LOG.info("{}: version store {} is unusable and was moved aside to {}; starting an empty store. Reason: {}",
+                options.owner().get(), file.getFileName(), aside.getFileName(), reason);
         return createFresh(file, lock, options, OpenOutcome.rebuilt(reason, aside), checkpointEvery);
     }
 
@@ -377,8 +382,9 @@ public final class MapDbVersionStore implements VersionStore {
             switchGeneration(generation + 1);
         } catch (IOException e) {
             // The commit itself is durable in the journal; a failed checkpoint only leaves the journal longer.
-            LOG.warn("Version store {}: checkpoint {} failed, the journal keeps growing until one succeeds: {}",
-                    file.getFileName(), generation + 1, e.toString());
+            LOG.warn("{}: checkpoint {} of version store {} failed, the journal keeps growing until one succeeds: {}."
+                    + " Check free disk space and write permission in {}", owner.get(), generation + 1, file.getFileName(),
+                    e.toString(), file.toAbsolutePath().getParent());
         }
     }
 

@@ -36,7 +36,7 @@ public final class PropertiesFiles {
                 .append("appender.out.type = Console\n")
                 .append("appender.out.name = out\n")
                 .append("appender.out.layout.type = PatternLayout\n")
-                .append("appender.out.layout.pattern = [%d] %p %m (%c{1})%n\n")
+                .append("appender.out.layout.pattern = [%d] %p [%c] %m%n\n")
                 .append("rootLogger.level = INFO\n")
                 .append("rootLogger.appenderRef.out.ref = out\n")
                 .append("logger.kafka.name = kafka\nlogger.kafka.level = WARN\n")

@@ -7,7 +7,9 @@ import java.util.List;
 /**
  * What most integration-test classes start once: a work directory, the plugin zip unpacked into a
  * {@code plugin.path}, a Postgres server and a KRaft broker, plus any distributed workers the class asks
- * for. {@link #close()} stops them in reverse order, also after a start that failed half-way.
+ * for. {@link #close()} stops them in reverse order, also after a start that failed half-way, and then
+ * fails the class if a problem line of the plugin in any worker's log does not name its connector and task
+ * ({@link ProblemLogLines}).
  */
 public final class TestPipeline implements AutoCloseable {
     private final Path work;
@@ -76,6 +78,11 @@ public final class TestPipeline implements AutoCloseable {
         started.clear();
         if (first != null) {
             throw first;
+        }
+        List<String> unnamed = ProblemLogLines.unnamedUnder(work);
+        if (!unnamed.isEmpty()) {
+            throw new AssertionError("problem lines of the plugin that do not name their connector and task:\n"
+                    + String.join("\n", unnamed));
         }
     }
 }

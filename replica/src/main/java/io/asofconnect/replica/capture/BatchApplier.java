@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The engine's batch consumer: applies a batch's row changes to the store and, once enough has been applied
@@ -69,6 +70,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private long snapshotRecords;
     private long changeRecords;
     private final ReplicaStats stats;
+    private final Supplier<String> who;
     private final SnapshotProgress progress;
     /** {@link #snapshotRecords} and {@link #changeRecords} as of the last commit, told to {@link #stats}. */
     private long committedSnapshotRecords;
@@ -81,13 +83,17 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private RowEvent[] events = new RowEvent[0];
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
-        this(config, store, tracker, offsets, clock, new ReplicaStats());
+        this(config, store, tracker, offsets, clock, new ReplicaStats(), () -> "Replica " + config.name());
     }
 
-    /** @param stats told what each commit made durable */
+    /**
+     * @param stats told what each commit made durable
+     * @param who   how problem lines name the replica and the tasks using it
+     */
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock,
-                        ReplicaStats stats) {
+                        ReplicaStats stats, Supplier<String> who) {
         this.stats = stats;
+        this.who = who;
         this.progress = new SnapshotProgress(config.name(), stats, clock);
         this.replicaName = config.name();
         this.store = store;
@@ -353,7 +359,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         try {
             return Long.parseLong(text.trim());
         } catch (NumberFormatException e) {
-            LOG.warn("Ignoring a watermark message with prefix {} whose content is not epoch millis", probePrefix);
+            LOG.warn("{}: ignoring a watermark message with prefix {} whose content is not epoch millis. Only the replica"
+                    + " should emit logical messages with this prefix: find the other writer with pg_stat_activity", who.get(),
+                    probePrefix);
             return Long.MIN_VALUE;
         }
     }

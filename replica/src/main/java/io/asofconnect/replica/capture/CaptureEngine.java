@@ -13,6 +13,7 @@ import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * One run of the embedded Debezium engine on its own thread. Inside a Connect worker our classes live in a
@@ -23,6 +24,7 @@ public final class CaptureEngine implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CaptureEngine.class);
 
     private final String name;
+    private final Supplier<String> who;
     private final DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
     private final Thread thread;
     private final CountDownLatch finished = new CountDownLatch(1);
@@ -31,10 +33,12 @@ public final class CaptureEngine implements AutoCloseable {
     /**
      * @param onFailure called once, on the engine thread, if the engine stops with an error while not being
      *                  closed
+     * @param who       how problem lines name the replica and the tasks using it
      */
-    public CaptureEngine(String name, Properties props, DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer,
-                         Consumer<Throwable> onFailure) {
+    public CaptureEngine(String name, Supplier<String> who, Properties props,
+                         DebeziumEngine.ChangeConsumer<RecordChangeEvent<SourceRecord>> consumer, Consumer<Throwable> onFailure) {
         this.name = name;
+        this.who = who;
         ClassLoader ours = CaptureEngine.class.getClassLoader();
         this.engine = withContextLoader(ours, () -> DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(props)
@@ -43,7 +47,7 @@ public final class CaptureEngine implements AutoCloseable {
                 .using((DebeziumEngine.CompletionCallback) (success, message, error) -> {
                     if (!success && !closing) {
                         Throwable cause = error != null ? error : new IllegalStateException(message);
-                        LOG.warn("Capture engine of replica {} stopped: {}", name, message);
+                        LOG.warn("{}: capture engine stopped: {}", who.get(), message);
                         onFailure.accept(cause);
                     }
                 })
@@ -81,14 +85,14 @@ public final class CaptureEngine implements AutoCloseable {
                 engine.close();
                 break;
             } catch (IOException e) {
-                LOG.warn("Closing the capture engine of replica {} failed", name, e);
+                LOG.warn("{}: closing the capture engine failed; if the slot stays active, restart the worker", who.get(), e);
                 break;
             } catch (IllegalStateException e) {
                 if (isFinished()) {
                     break;
                 }
                 if (System.nanoTime() > deadline) {
-                    LOG.warn("Capture engine of replica {} could not be stopped: {}", name, e.getMessage());
+                    LOG.warn("{}: the capture engine could not be stopped ({}); if the slot stays active, restart the worker", who.get(), e.getMessage());
                     break;
                 }
                 try {
@@ -101,7 +105,8 @@ public final class CaptureEngine implements AutoCloseable {
         }
         try {
             if (thread.isAlive() && !finished.await(60, TimeUnit.SECONDS)) {
-                LOG.warn("Capture engine of replica {} did not stop within 60 s; interrupting it", name);
+                LOG.warn("{}: the capture engine did not stop within 60 s; interrupting it. If this recurs, look for a slow source"
+                        + " query in pg_stat_activity", who.get());
                 thread.interrupt();
                 finished.await(10, TimeUnit.SECONDS);
             }

@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Writes a non-transactional logical decoding message through the source's WAL at a fixed interval. Logical
@@ -34,6 +35,7 @@ public final class WatermarkProber implements AutoCloseable {
 
     private final PgConnector connector;
     private final String prefix;
+    private final Supplier<String> who;
     private final long intervalMs;
     /**
      * Not tied to the interval: at 200 ms a timeout of a few intervals would fail probes on any busy server and
@@ -49,12 +51,16 @@ public final class WatermarkProber implements AutoCloseable {
 
     /** @param clock told each probe's reading of the source's clock */
     public WatermarkProber(PgConnector connector, String replicaName, long intervalMs, WatermarkTracker clock) {
-        this(connector, replicaName, intervalMs, clock, null, new ReplicaStats());
+        this(connector, replicaName, () -> "Replica " + replicaName, intervalMs, clock, null, new ReplicaStats());
     }
 
-    /** @param slotName the replica's slot, whose retained WAL each probe also reads into {@code stats} */
-    public WatermarkProber(PgConnector connector, String replicaName, long intervalMs, WatermarkTracker clock, String slotName,
-                           ReplicaStats stats) {
+    /**
+     * @param who      how problem lines name the replica and the tasks using it
+     * @param slotName the replica's slot, whose retained WAL each probe also reads into {@code stats}
+     */
+    public WatermarkProber(PgConnector connector, String replicaName, Supplier<String> who, long intervalMs, WatermarkTracker clock,
+                           String slotName, ReplicaStats stats) {
+        this.who = who;
         this.slotName = slotName;
         this.stats = stats;
         this.connector = connector;
@@ -106,7 +112,9 @@ public final class WatermarkProber implements AutoCloseable {
             lastError = null;
         } catch (SQLException | RuntimeException e) {
             if (lastError == null) {
-                LOG.warn("Watermark probe for {} failed, retrying every {} ms: {}", prefix, intervalMs, e.getMessage());
+                LOG.warn("{}: watermark probe failed, retrying every {} ms; records wait until it succeeds: {}. Check that the"
+                        + " source database is reachable and that the replica's user may call pg_logical_emit_message",
+                        who.get(), intervalMs, e.getMessage());
             }
             lastError = e.getMessage();
             closeConnection();
@@ -140,7 +148,8 @@ public final class WatermarkProber implements AutoCloseable {
         timer.shutdownNow();
         try {
             if (!timer.awaitTermination(10, TimeUnit.SECONDS)) {
-                LOG.warn("Watermark prober for {} did not stop within 10 s", prefix);
+                LOG.warn("{}: the watermark prober did not stop within 10 s; look for a stuck probe in the source's"
+                        + " pg_stat_activity", who.get());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
