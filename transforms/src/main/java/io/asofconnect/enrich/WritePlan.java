@@ -1,6 +1,7 @@
 package io.asofconnect.enrich;
 
 import io.asofconnect.enrich.EnrichConfig.OutputMode;
+import io.asofconnect.store.TrustedStruct;
 import io.asofconnect.lookup.Version;
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
@@ -11,7 +12,7 @@ import java.util.List;
 /**
  * How to write one (input value schema, row schema) pair, resolved once: every source and target
  * {@link Field} looked up by name when the plan is made, so that writing a record is array walks and
- * {@link Struct#put(Field, Object)}, with no name lookups, streams or lists per record. Immutable, so one
+ * {@link TrustedStruct} writes, with no name lookups, streams or lists per record. Immutable, so one
  * plan serves every thread.
  */
 final class WritePlan {
@@ -89,12 +90,17 @@ final class WritePlan {
     /** {@code value} (of the plan's input schema) enriched from {@code version}, or with nulls when it is null. */
     Struct write(Struct value, Version version) {
         Struct result = new Struct(output);
+        // Every output field is the input's own field or an optional copy of a row column's, and struct columns
+        // are conformed to their copy's schema: each value fits its target, so Struct.put's check is skipped.
+        Object[] slots = TrustedStruct.slots(result);
         // The record's value schema is nearly always the value's own; should they be distinct instances,
-        // the fields' indexes may not match and the value is read by name.
+        // the fields' indexes may not match and the value is read by name, and checked by put, since the
+        // value's schema may then differ from the one the plan was made for.
         boolean sameSchema = value.schema() == input;
+        Object[] inputSlots = sameSchema ? slots : null;
         for (int i = 0; i < inputFields.length; i++) {
             Field f = inputFields[i];
-            result.put(copiedTo[i], sameSchema ? withoutDefault(value, f) : value.getWithoutDefault(f.name()));
+            TrustedStruct.set(result, inputSlots, copiedTo[i], sameSchema ? withoutDefault(value, f) : value.getWithoutDefault(f.name()));
         }
         if (version == null) {
             return result;
@@ -102,7 +108,7 @@ final class WritePlan {
         if (nestedField != null) {
             Struct nested = new Struct(target);
             fill(nested, version);
-            result.put(nestedField, nested);
+            TrustedStruct.set(result, slots, nestedField, nested);
         } else {
             fill(result, version);
         }
@@ -111,13 +117,14 @@ final class WritePlan {
 
     private void fill(Struct into, Version version) {
         Struct source = version.row();
+        Object[] slots = TrustedStruct.slots(into);
         for (int j = 0; j < columns.length; j++) {
             Object v = withoutDefault(source, columns[j]);
-            into.put(columnTargets[j], conform[j] && v != null ? conformed((Struct) v, columnTargets[j].schema()) : v);
+            TrustedStruct.set(into, slots, columnTargets[j], conform[j] && v != null ? conformed((Struct) v, columnTargets[j].schema()) : v);
         }
         if (validFromTarget != null) {
-            into.put(validFromTarget, version.validFrom());
-            into.put(versionTarget, VersionIds.format(version));
+            TrustedStruct.set(into, slots, validFromTarget, version.validFrom());
+            TrustedStruct.set(into, slots, versionTarget, VersionIds.format(version));
         }
     }
 

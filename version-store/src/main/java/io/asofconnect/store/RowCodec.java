@@ -223,10 +223,12 @@ final class RowCodec {
             nulls[i] = (byte) in.read();
         }
         Struct struct = new Struct(schema);
+        // Each value is read by its field's schema, so it fits it: no second check per field.
+        Object[] slots = TrustedStruct.slots(struct);
         for (int i = 0; i < n; i++) {
             if ((nulls[i >>> 3] & (1 << (i & 7))) == 0) {
                 Field f = fields.get(i);
-                struct.put(f, readValue(f.schema(), in));
+                TrustedStruct.set(struct, slots, f, readValue(f.schema(), in));
             }
         }
         return struct;
