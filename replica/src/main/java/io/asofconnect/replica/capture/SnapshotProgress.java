@@ -27,29 +27,36 @@ final class SnapshotProgress {
         this.clock = clock;
     }
 
-    /** After a commit that stored snapshot rows. */
-    void stored() {
+    /**
+     * After a commit that stored snapshot rows.
+     *
+     * @return the progress line logged now, or null when the last one is less than an interval old
+     */
+    String stored() {
         long now = clock.getAsLong();
         long rows = stats.snapshotRows();
         if (startedAt == Long.MIN_VALUE) {
             startedAt = now;
             startRows = rows;
             lastLog = now;
-            return;
+            return null;
         }
         if (now - lastLog < INTERVAL_MS) {
-            return;
+            return null;
         }
         lastLog = now;
         double rate = (rows - startRows) * 1000.0 / Math.max(1, now - startedAt);
         long estimate = stats.snapshotRowsEstimated();
+        String line;
         if (estimate > 0 && rows <= estimate) {
             long left = rate > 0 ? Math.round((estimate - rows) / rate) : -1;
-            LOG.info("Replica {}: initial snapshot {} of about {} rows ({}%), {} rows/s, about {} s left", replicaName, rows, estimate,
-                    rows * 100 / estimate, Math.round(rate), left);
+            line = "Replica " + replicaName + ": initial snapshot " + rows + " of about " + estimate + " rows ("
+                    + rows * 100 / estimate + "%), " + Math.round(rate) + " rows/s, about " + left + " s left";
         } else {
-            LOG.info("Replica {}: initial snapshot {} rows, {} rows/s (the table statistics estimate {} rows; run ANALYZE for a better one)",
-                    replicaName, rows, Math.round(rate), estimate);
+            line = "Replica " + replicaName + ": initial snapshot " + rows + " rows, " + Math.round(rate)
+                    + " rows/s (the table statistics estimate " + estimate + " rows; run ANALYZE for a better one)";
         }
+        LOG.info(line);
+        return line;
     }
 }
