@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -81,6 +82,10 @@ public final class EnrichmentEngine implements AutoCloseable {
     private final long startedAt;
     private volatile boolean caughtUp;
     private final String who;
+    /** Threads waiting in {@link #enrichBlocking} now (the transform's held records). */
+    private final AtomicInteger waiting = new AtomicInteger();
+    /** Where {@link #enrichBlocking} counts its waits and late records; null until someone publishes them. */
+    private volatile EnrichmentMetrics waitMetrics;
 
     /**
      * @throws ConfigException when the replica does not capture {@code enrich.table}
@@ -102,6 +107,19 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.startedAt = lookup.sourceNow();
         String context = LogContext.current();
         this.who = context != null ? context : "as-of enrichment of " + config.table();
+    }
+
+    /**
+     * Counts {@link #enrichBlocking}'s waits (hold time) and late records into {@code metrics}. The sink,
+     * which holds records itself and never calls enrichBlocking, counts its own.
+     */
+    public void countWaitsInto(EnrichmentMetrics metrics) {
+        this.waitMetrics = metrics;
+    }
+
+    /** How many records {@link #enrichBlocking} is holding now, waiting for the watermark. */
+    public int waiting() {
+        return waiting.get();
     }
 
     /**
@@ -187,10 +205,23 @@ public final class EnrichmentEngine implements AutoCloseable {
      */
     public <R extends ConnectRecord<R>> R enrichBlocking(R record, long receivedAt) {
         EnrichOutcome<R> outcome = tryEnrich(record, receivedAt);
+        EnrichmentMetrics metrics = waitMetrics;
         if (outcome instanceof NotYetVisible<R> n && shouldWait(n.watermark())) {
-            outcome = awaitVisible(record, receivedAt, n);
+            long since = System.nanoTime();
+            waiting.incrementAndGet();
+            try {
+                outcome = awaitVisible(record, receivedAt, n);
+            } finally {
+                waiting.decrementAndGet();
+            }
+            if (metrics != null) {
+                metrics.released(System.nanoTime() - since);
+            }
         }
         if (outcome instanceof NotYetVisible<R>) {
+            if (metrics != null) {
+                metrics.late();
+            }
             outcome = resolveLate(record, receivedAt);
         }
         if (outcome instanceof Enriched<R> e) {

@@ -113,7 +113,11 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     public void withPluginMetrics(PluginMetrics metrics) {
         if (lookup != null) {
             Metered metered = new Metered(metrics);
-            lookup.countInto(new EnrichmentMetrics(metered));
+            EnrichmentMetrics enrichment = new EnrichmentMetrics(metered);
+            lookup.countInto(enrichment);
+            // The transform holds a record by blocking on it: at most one per task, for as long as it waits.
+            engine.countWaitsInto(enrichment);
+            enrichment.heldRecords(engine::waiting);
             ReplicaMetrics.publish(metered, lease.lookup());
         }
     }

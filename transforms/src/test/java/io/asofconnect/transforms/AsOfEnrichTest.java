@@ -5,6 +5,7 @@ import io.asofconnect.enrich.Fixtures;
 import io.asofconnect.enrich.TestReplica;
 import io.asofconnect.lookup.RowKey;
 import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.metrics.LocalPluginMetrics;
 import io.asofconnect.replica.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.data.Struct;
@@ -13,12 +14,13 @@ import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import io.asofconnect.metrics.LocalPluginMetrics;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.asofconnect.enrich.Fixtures.CUSTOMERS;
@@ -84,6 +86,33 @@ class AsOfEnrichTest {
             assertThat(metric(metrics, "enrich-hits-total")).isEqualTo(2);
             assertThat(metric(metrics, "enrich-misses-total")).isEqualTo(1);
             assertThat(metric(metrics, "enrich-out-of-history-total")).isZero();
+        } finally {
+            t.close();
+        }
+    }
+
+    @Test
+    void aRecordHeldForTheWatermarkIsCountedWhileItWaitsAndWhenItGoesLate() throws Exception {
+        AsOfEnrich<SinkRecord> t = new AsOfEnrich<>(source);
+        t.configure(Fixtures.props(EnrichConfig.LATENESS_WAIT_MS, "1500", EnrichConfig.ON_LATE, "CURRENT_WITH_HEADER"));
+        try (LocalPluginMetrics metrics = new LocalPluginMetrics()) {
+            t.withPluginMetrics(metrics);
+            assertThat(metric(metrics, "enrich-held-records")).isZero();
+            // Event time 50,000 lies past the watermark (10,000): the transform holds the record, then goes late.
+            CompletableFuture<SinkRecord> late = CompletableFuture.supplyAsync(() -> t.apply(Fixtures.order(1, 7, 50_000)));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            while (metric(metrics, "enrich-held-records") == 0 && System.nanoTime() < deadline && !late.isDone()) {
+                Thread.sleep(10);
+            }
+            assertThat(metric(metrics, "enrich-held-records")).as("held while it waits").isEqualTo(1);
+            SinkRecord out = late.get(10, TimeUnit.SECONDS);
+            assertThat(out.headers().lastWithName(EnrichConfig.LATE_HEADER)).isNotNull();
+            assertThat(metric(metrics, "enrich-held-records")).isZero();
+            assertThat(metric(metrics, "enrich-late-records-total")).isEqualTo(1);
+            assertThat(metric(metrics, "enrich-hold-time-ms-max")).isGreaterThanOrEqualTo(1_400);
+            // A record the replica can answer at once is neither held nor late.
+            t.apply(Fixtures.order(2, 7, 2_000));
+            assertThat(metric(metrics, "enrich-late-records-total")).isEqualTo(1);
         } finally {
             t.close();
         }
