@@ -167,6 +167,9 @@ public final class Replica implements AutoCloseable {
             // version missing from the history (seen in ReplicaCrashTest). A store starting over needs nothing the
             // slot holds, so the slot goes and the engine creates it anew.
             dropSlotWhenReleased();
+        } else if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus()) && store.offsets().isEmpty()) {
+            // A lost slot cannot stream at all; the new snapshot needs a new slot.
+            checks.dropSlot();
         }
         boolean historyPending;
         if (fresh) {
@@ -181,10 +184,6 @@ public final class Replica implements AutoCloseable {
             // speak for "now", not for earlier times. The same holds for rows stamped with the snapshot's time.
             historyPending = source.slot().isPresent() || config.snapshotValidFrom() == ReplicaConfig.SnapshotValidFrom.SNAPSHOT_TIME
                     || historyPendingMeta();
-        }
-        if (source.slot().isPresent() && "lost".equals(source.slot().get().walStatus()) && store.offsets().isEmpty()) {
-            // A lost slot cannot stream at all; the new snapshot needs a new slot.
-            checks.dropSlot();
         }
         source.systemIdentifier().ifPresent(id -> store.setMeta(GapDetector.META_SYSTEM_ID, id));
         store.setMeta(GapDetector.META_SLOT, config.slotName());

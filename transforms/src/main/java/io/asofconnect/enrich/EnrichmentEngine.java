@@ -106,7 +106,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.shapePurpose = "as-of enrichment of " + config.table();
         this.startedAt = lookup.sourceNow();
         String context = LogContext.current();
-        this.who = context != null ? context : "as-of enrichment of " + config.table();
+        this.who = context != null ? context : shapePurpose;
     }
 
     /**

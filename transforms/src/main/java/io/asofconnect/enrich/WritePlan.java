@@ -1,8 +1,8 @@
 package io.asofconnect.enrich;
 
 import io.asofconnect.enrich.EnrichConfig.OutputMode;
-import io.asofconnect.store.TrustedStruct;
 import io.asofconnect.lookup.Version;
+import io.asofconnect.store.TrustedStruct;
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
