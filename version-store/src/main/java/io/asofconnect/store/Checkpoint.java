@@ -57,16 +57,16 @@ final class Checkpoint {
             Checkpoint c = new Checkpoint(temp);
             c.sink = SortedTableMap.Companion.create(vol, Serializer.BYTE_ARRAY, Serializer.BYTE_ARRAY)
                     .pageSize(PAGE_SIZE).nodeSize(NODE_SIZE).createFromSink();
-            c.putChunked(SIZES_PREFIX, sizes(store), false);
+            c.putChunked(SIZES_PREFIX, sizes(store), 0, false);
             for (int table : store.rows.tableIds()) {
                 for (byte[] rowKey : store.rows.sortedKeys(table)) {
                     byte[] row = store.rows.get(table, rowKey);
                     if (row != null) {
-                        c.putChunked(rowPrefix(table, rowKey), row, true);
+                        c.putChunked(rowPrefix(table, rowKey), row, PackedRow.keyEnd(row), true);
                     }
                 }
             }
-            c.putChunked(STATE_PREFIX, c.state(format, generation, store), false);
+            c.putChunked(STATE_PREFIX, c.state(format, generation, store), 0, false);
             c.sink.create();
             vol.sync();
         } finally {
@@ -94,10 +94,11 @@ final class Checkpoint {
         return p;
     }
 
-    private void putChunked(byte[] prefix, byte[] bytes, boolean isRow) {
-        int chunks = Math.max(1, (bytes.length + CHUNK - 1) / CHUNK);
+    /** Writes {@code bytes[offset, length)} under {@code prefix}, in chunks. */
+    private void putChunked(byte[] prefix, byte[] bytes, int offset, boolean isRow) {
+        int chunks = Math.max(1, (bytes.length - offset + CHUNK - 1) / CHUNK);
         for (int i = 0; i < chunks; i++) {
-            int from = i * CHUNK;
+            int from = offset + i * CHUNK;
             int to = Math.min(bytes.length, from + CHUNK);
             byte[] key = Arrays.copyOf(prefix, prefix.length + 4);
             ByteBuffer.wrap(key).putInt(prefix.length, i);
@@ -192,15 +193,14 @@ final class Checkpoint {
             boolean last = value[4] == 1;
             if (chunk == 0 && last && pending == null) {
                 // The common case, a row in one chunk: no buffer, one copy.
-                byte[] bytes = Arrays.copyOfRange(value, 5, value.length);
                 if (isState) {
-                    restoreState(bytes, format, generation, store);
+                    restoreState(Arrays.copyOfRange(value, 5, value.length), format, generation, store);
                     if (it.hasNext()) {
                         throw damaged("entries follow the store state");
                     }
                     return;
                 }
-                loadRow(key, key.length - 4, bytes, store);
+                loadRow(key, key.length - 4, value, 5, value.length, store);
                 continue;
             }
             byte[] prefix = Arrays.copyOf(key, key.length - 4);
@@ -226,7 +226,7 @@ final class Checkpoint {
                     }
                     return;
                 }
-                loadRow(prefix, prefix.length, bytes, store);
+                loadRow(prefix, prefix.length, bytes, 0, bytes.length, store);
             }
         }
         throw damaged("the store state is missing (the file is cut short)");
@@ -250,15 +250,15 @@ final class Checkpoint {
         }
     }
 
-    /** Loads a row whose key is {@code key[0, prefixLength)}: table id, then row key. */
-    private void loadRow(byte[] key, int prefixLength, byte[] row, MemoryStore store) {
+    /** Loads the packed row {@code packed[from, to)} whose key is {@code key[0, prefixLength)}: table id, then row key. */
+    private void loadRow(byte[] key, int prefixLength, byte[] packed, int from, int to, MemoryStore store) {
+        byte[] row;
         try {
-            PackedRow.check(row);
+            row = PackedRow.keyed(key, 4, prefixLength, packed, from, to);
         } catch (MalformedEncodingException e) {
             throw damaged("a row does not decode: " + e.getMessage());
         }
-        int table = ByteBuffer.wrap(key).getInt(0);
-        store.rows.load(table, Arrays.copyOfRange(key, 4, prefixLength), row);
+        store.rows.load(ByteBuffer.wrap(key).getInt(0), row);
     }
 
     private void restoreState(byte[] bytes, int format, long generation, MemoryStore store) {

@@ -230,7 +230,7 @@ public final class MapDbVersionStore implements VersionStore {
     private byte[] row(String table, RowKey key) {
         checkOpen();
         int id = mem.tables.id(table);
-        return id == 0 ? null : mem.rows.get(id, key.encoded());
+        return id == 0 ? null : mem.rows.get(id, key);
     }
 
     private Version decode(String table, byte[] row, int i) {

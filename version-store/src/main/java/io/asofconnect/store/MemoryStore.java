@@ -1,8 +1,6 @@
 package io.asofconnect.store;
 
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Everything the store holds, in memory: the rows ({@link RowIndex}), the small state beside them
@@ -25,8 +23,10 @@ final class MemoryStore {
 
     /** Adds or replaces the version at (validFrom, lsn, ordinal) of the row. */
     void put(int table, byte[] rowKey, long validFrom, long lsn, int ordinal, byte[] body) {
-        RowIndex.RowBytes key = new RowIndex.RowBytes(rowKey);
-        rows.set(table, key, PackedRow.with(rows.get(table, key), validFrom, lsn, ordinal, body));
+        byte[] row = rows.get(table, rowKey);
+        rows.set(table, rowKey, row == null
+                ? PackedRow.first(rowKey, validFrom, lsn, ordinal, body)
+                : PackedRow.with(row, validFrom, lsn, ordinal, body));
     }
 
     /**
@@ -34,22 +34,24 @@ final class MemoryStore {
      * is a tombstone (VersionStore#prune).
      */
     long prune(long horizon) {
-        long removed = 0;
-        for (Map.Entry<Integer, ConcurrentHashMap<RowIndex.RowBytes, byte[]>> t : rows.all().entrySet()) {
-            for (Map.Entry<RowIndex.RowBytes, byte[]> e : t.getValue().entrySet()) {
-                byte[] row = e.getValue();
+        if (horizon == Long.MIN_VALUE) {
+            return 0;
+        }
+        long[] removed = {0};
+        for (int table : rows.tableIds()) {
+            rows.forEachRow(table, row -> {
                 int before = PackedRow.floor(row, horizon - 1) + 1;
-                if (before == 0 || horizon == Long.MIN_VALUE) {
-                    continue;
+                if (before == 0) {
+                    return;
                 }
                 int drop = VersionCodec.isTombstone(row, before - 1) ? before : before - 1;
                 if (drop > 0) {
-                    rows.set(t.getKey(), e.getKey(), PackedRow.withoutFirst(row, drop));
-                    removed += drop;
+                    rows.set(table, PackedRow.key(row), PackedRow.withoutFirst(row, drop));
+                    removed[0] += drop;
                 }
-            }
+            });
         }
-        return removed;
+        return removed[0];
     }
 
     void onCommit() {

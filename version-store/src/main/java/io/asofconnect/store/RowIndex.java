@@ -1,41 +1,42 @@
 package io.asofconnect.store;
 
+import io.asofconnect.lookup.RowKey;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
- * Every row of every table in memory: table id → row key bytes → the row's {@link PackedRow}. One
+ * Every row of every table in memory: per table id, a {@link RowTable} of keyed {@link PackedRow}s. One
  * writer replaces a row's array with a new one; readers get whatever array is published, never a
- * half-built one (the concurrent maps publish safely), and take no lock.
+ * half-built one, and take no lock.
  *
  * <p>The first change of a row since the last commit remembers its previous array, so that a rollback
  * puts every touched row back exactly as committed.
  */
 final class RowIndex {
-    private final Map<Integer, ConcurrentHashMap<RowBytes, byte[]>> tables = new ConcurrentHashMap<>();
+    /** Indexed by table id (ids are small and dense, {@link TableDictionary}); replaced whole when a table is added or dropped. */
+    private volatile RowTable[] tables = new RowTable[0];
+    /** Far above any real count of tables; a larger id read from a file is damage, not a reason to allocate. */
+    private static final int MAX_TABLE_ID = 1 << 20;
     private final Map<Touched, byte[]> undo = new HashMap<>();
-    /** Tables whose map the current transaction created: a rollback removes them, as the dictionary forgets their ids. */
+    /** Tables the current transaction created: a rollback removes them, as the dictionary forgets their ids. */
     private final List<Integer> createdSinceCommit = new ArrayList<>();
     /** Versions held; written by the one writer, read by metrics from any thread. */
     private volatile long versions;
 
-    /** A row key's bytes as a hash key; {@link java.util.Arrays#equals} and a cached hash. */
-    static final class RowBytes {
-        final byte[] bytes;
-        private final int hash;
-
-        RowBytes(byte[] bytes) {
-            this.bytes = bytes;
-            this.hash = Arrays.hashCode(bytes);
+    /** A row key's bytes as a hash key, for the writer's undo; {@link Arrays#equals} and a cached hash. */
+    private record Touched(int table, byte[] key, int hash) {
+        Touched(int table, byte[] key) {
+            this(table, key, 31 * table + Arrays.hashCode(key));
         }
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof RowBytes r && r.hash == hash && Arrays.equals(r.bytes, bytes);
+            return o instanceof Touched t && t.hash == hash && t.table == table && Arrays.equals(t.key, key);
         }
 
         @Override
@@ -44,47 +45,74 @@ final class RowIndex {
         }
     }
 
-    private record Touched(int table, RowBytes key) {
+    private RowTable table(int id) {
+        RowTable[] t = tables;
+        return id > 0 && id < t.length ? t[id] : null;
+    }
+
+    private RowTable create(int id, int expectedRows) {
+        if (id <= 0 || id > MAX_TABLE_ID) {
+            throw new MalformedEncodingException("invalid table id " + id);
+        }
+        RowTable[] t = tables;
+        RowTable[] next = Arrays.copyOf(t, Math.max(t.length, id + 1));
+        RowTable created = new RowTable(expectedRows);
+        next[id] = created;
+        tables = next;
+        return created;
+    }
+
+    /** The row's packed history, or null. Any thread. */
+    byte[] get(int table, RowKey key) {
+        RowTable rows = table(table);
+        return rows == null ? null : rows.get(key);
     }
 
     /** The row's packed history, or null. */
     byte[] get(int table, byte[] rowKey) {
-        Map<RowBytes, byte[]> rows = tables.get(table);
-        return rows == null ? null : rows.get(new RowBytes(rowKey));
+        RowTable rows = table(table);
+        return rows == null ? null : rows.get(rowKey, 0, rowKey.length);
     }
 
-    /** Publishes {@code row} (null removes it) as the row's history. Writer only. */
-    void set(int table, RowBytes key, byte[] row) {
-        ConcurrentHashMap<RowBytes, byte[]> rows = tables.get(table);
+    /** Publishes {@code row} (a row keyed {@code rowKey}; null removes the row) as the row's history. Writer only. */
+    void set(int table, byte[] rowKey, byte[] row) {
+        RowTable rows = table(table);
         if (rows == null) {
-            rows = new ConcurrentHashMap<>();
-            tables.put(table, rows);
+            if (row == null) {
+                return;
+            }
+            rows = create(table, 16);
             createdSinceCommit.add(table);
         }
-        byte[] previous = row == null ? rows.remove(key) : rows.put(key, row);
+        byte[] previous = row == null ? rows.remove(rowKey, 0, rowKey.length) : rows.put(row);
         versions += count(row) - count(previous);
-        Touched t = new Touched(table, key);
+        Touched t = new Touched(table, rowKey);
+        // Not putIfAbsent: a row new in this transaction maps to null, and must stay so for the rollback.
         if (!undo.containsKey(t)) {
             undo.put(t, previous);
         }
     }
 
-    /** Sizes a table's map for {@code rows} rows before a checkpoint load (growing a 1M-entry map step by step cost a third of the load). */
+    /** Sizes a table for {@code rows} rows before a checkpoint load (growing a 1M-row table step by step cost a third of the load). */
     void presize(int table, int rows) {
-        if (rows < 0 || table <= 0 || tables.containsKey(table)) {
+        if (rows < 0 || table(table) != null) {
             throw new MalformedEncodingException("invalid table size entry for table id " + table);
         }
-        tables.put(table, new ConcurrentHashMap<>(Math.max(16, rows + rows / 3 + 1)));
+        create(table, rows);
     }
 
     int size(int table) {
-        Map<RowBytes, byte[]> rows = tables.get(table);
+        RowTable rows = table(table);
         return rows == null ? 0 : rows.size();
     }
 
-    /** Loads a committed row (checkpoint load): no undo entry. */
-    void load(int table, byte[] rowKey, byte[] row) {
-        byte[] previous = tables.computeIfAbsent(table, t -> new ConcurrentHashMap<>()).put(new RowBytes(rowKey), row);
+    /** Loads a committed keyed row (checkpoint load): no undo entry. */
+    void load(int table, byte[] row) {
+        RowTable rows = table(table);
+        if (rows == null) {
+            rows = create(table, 16);
+        }
+        byte[] previous = rows.put(row);
         versions += count(row) - count(previous);
     }
 
@@ -100,15 +128,10 @@ final class RowIndex {
     /** Keys held, all tables. */
     long keys() {
         long n = 0;
-        for (Map<RowBytes, byte[]> rows : tables.values()) {
-            n += rows.size();
+        for (RowTable rows : tables) {
+            n += rows == null ? 0 : rows.size();
         }
         return n;
-    }
-
-    byte[] get(int table, RowBytes key) {
-        Map<RowBytes, byte[]> rows = tables.get(table);
-        return rows == null ? null : rows.get(key);
     }
 
     void onCommit() {
@@ -118,42 +141,53 @@ final class RowIndex {
 
     void onRollback() {
         for (Map.Entry<Touched, byte[]> e : undo.entrySet()) {
-            ConcurrentHashMap<RowBytes, byte[]> rows = tables.get(e.getKey().table());
-            byte[] current = e.getValue() == null ? rows.remove(e.getKey().key()) : rows.put(e.getKey().key(), e.getValue());
+            RowTable rows = table(e.getKey().table());
+            byte[] key = e.getKey().key();
+            byte[] current = e.getValue() == null ? rows.remove(key, 0, key.length) : rows.put(e.getValue());
             versions += count(e.getValue()) - count(current);
         }
         undo.clear();
         // Empty now: every row in them was new. Left behind, a checkpoint would name a table id the
         // dictionary no longer holds, and the next open would call the store damaged.
-        for (int table : createdSinceCommit) {
-            tables.remove(table);
+        if (!createdSinceCommit.isEmpty()) {
+            RowTable[] next = tables.clone();
+            for (int table : createdSinceCommit) {
+                next[table] = null;
+            }
+            tables = next;
         }
         createdSinceCommit.clear();
     }
 
     /** The table's row keys in unsigned byte order (the order of the checkpoint and of {@code keys()}). */
     List<byte[]> sortedKeys(int table) {
-        Map<RowBytes, byte[]> rows = tables.get(table);
+        RowTable rows = table(table);
         if (rows == null) {
             return List.of();
         }
         List<byte[]> keys = new ArrayList<>(rows.size());
-        for (RowBytes k : rows.keySet()) {
-            keys.add(k.bytes);
-        }
+        rows.forEach(row -> keys.add(PackedRow.key(row)));
         keys.sort(Arrays::compareUnsigned);
         return keys;
     }
 
     /** Table ids that have (or had) rows, ascending. */
     List<Integer> tableIds() {
-        List<Integer> ids = new ArrayList<>(tables.keySet());
-        ids.sort(Integer::compare);
+        List<Integer> ids = new ArrayList<>();
+        RowTable[] t = tables;
+        for (int id = 1; id < t.length; id++) {
+            if (t[id] != null) {
+                ids.add(id);
+            }
+        }
         return ids;
     }
 
-    /** Every row of every table, for prune (writer only; the writer's own set() calls do not disturb it). */
-    Map<Integer, ConcurrentHashMap<RowBytes, byte[]>> all() {
-        return tables;
+    /** Every row of the table, for prune (writer only; the action may replace or remove the row it is given). */
+    void forEachRow(int table, Consumer<byte[]> action) {
+        RowTable rows = table(table);
+        if (rows != null) {
+            rows.forEach(action);
+        }
     }
 }

@@ -29,6 +29,16 @@ final class SchemaRegistry {
     private final BoundedCache<Schema, Long> ids;
     private final BoundedCache<Long, Schema> decoded;
     private final BiConsumer<Long, byte[]> onNew;
+    /**
+     * The last schema each side used, compared by identity and id before the caches: a table's rows
+     * share one Schema object, and the caches cost a boxed id, or a ConnectSchema hash over every field,
+     * per version.
+     */
+    private Known lastWritten;
+    private volatile Known lastRead;
+
+    private record Known(long id, Schema schema) {
+    }
 
     SchemaRegistry(Path file, int cacheSize, BiConsumer<Long, byte[]> onNew) {
         this.file = file;
@@ -39,8 +49,13 @@ final class SchemaRegistry {
 
     /** The id of {@code schema}, registering it in the current transaction if the store does not hold it yet. */
     long idFor(Schema schema) {
+        Known last = lastWritten;
+        if (last != null && last.schema() == schema) {
+            return last.id();
+        }
         Long cached = ids.get(schema);
         if (cached != null) {
+            lastWritten = new Known(cached, schema);
             return cached;
         }
         byte[] bytes = SchemaCodec.encode(schema);
@@ -55,16 +70,19 @@ final class SchemaRegistry {
                     + " in " + file.getFileName() + "; this is a SHA-256 prefix collision, report it");
         }
         ids.computeIfAbsent(schema, s -> id);
+        lastWritten = new Known(id, schema);
         return id;
     }
 
     /** The schema with this id. */
     Schema schema(long id) {
-        Schema s = decoded.get(id);
-        if (s != null) {
-            return s;
+        Known last = lastRead;
+        if (last != null && last.id() == id) {
+            return last.schema();
         }
-        return decoded.computeIfAbsent(id, this::load);
+        Schema s = decoded.computeIfAbsent(id, this::load);
+        lastRead = new Known(id, s);
+        return s;
     }
 
     private Schema load(long id) {
@@ -101,6 +119,7 @@ final class SchemaRegistry {
         }
         addedSinceCommit.clear();
         ids.clear();
+        lastWritten = null;
     }
 
     Map<Long, byte[]> all() {

@@ -11,7 +11,7 @@ import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** PackedRow's in-place splicing against a sorted map of (valid-from, lsn, ordinal) → body, over random puts and prunes. */
+/** PackedRow's copy-on-write splicing against a sorted map of (valid-from, lsn, ordinal) → body, over random puts and prunes. */
 class PackedRowTest {
     private record Pos(long validFrom, long lsn, int ordinal) implements Comparable<Pos> {
         @Override
@@ -28,6 +28,8 @@ class PackedRowTest {
         Random rnd = new Random(seed);
         for (int round = 0; round < 200; round++) {
             TreeMap<Pos, byte[]> model = new TreeMap<>();
+            byte[] key = new byte[rnd.nextInt(12)];
+            rnd.nextBytes(key);
             byte[] row = null;
             for (int op = 0; op < 60; op++) {
                 if (row != null && rnd.nextInt(10) == 0) {
@@ -40,11 +42,16 @@ class PackedRowTest {
                     Pos p = new Pos(rnd.nextInt(20), rnd.nextInt(3), rnd.nextInt(2));
                     byte[] body = new byte[1 + rnd.nextInt(40)];
                     rnd.nextBytes(body);
-                    row = PackedRow.with(row, p.validFrom(), p.lsn(), p.ordinal(), body);
+                    row = row == null
+                            ? PackedRow.first(key, p.validFrom(), p.lsn(), p.ordinal(), body)
+                            : PackedRow.with(row, p.validFrom(), p.lsn(), p.ordinal(), body);
                     model.put(p, body);
                 }
                 if (row != null) {
                     PackedRow.check(row);
+                    assertThat(PackedRow.key(row)).as("key (seed %s)", seed).isEqualTo(key);
+                    byte[] reloaded = PackedRow.keyed(key, 0, key.length, row, PackedRow.keyEnd(row), row.length);
+                    assertThat(reloaded).as("a checkpoint's packed history, keyed again (seed %s)", seed).isEqualTo(row);
                 }
                 assertMatches(row, model, seed);
             }
