@@ -19,7 +19,8 @@ import java.util.zip.CRC32C;
  * sequentially through its sink in key order and only ever read back whole, on open.
  *
  * <p>Entries: first each table's row count (key {@code 00000000 00000000}, so the load sizes its maps
- * once); then each row's {@link PackedRow} in chunks of at most {@value #CHUNK} bytes (a MapDB node
+ * once); then each row's packed history (a {@link PackedRow} without its key, which the entry's key
+ * carries) in chunks of at most {@value #CHUNK} bytes (a MapDB node
  * must fit one page), key {@code tableId(4) rowKey chunk(4)}; then the store's state (format,
  * generation, tables, schemas, meta, offsets, watermark, history start, how many row entries precede
  * it and a CRC32C over their checksums) in chunks under keys {@code FFFFFFFF chunk(4)}, which sort

@@ -22,8 +22,9 @@ import java.util.function.Supplier;
  * The version store: every version in memory, durable as a MapDB checkpoint plus a journal of the
  * commits since (format {@value #FORMAT_VERSION}).
  *
- * <p>Memory is the index ({@link MemoryStore}): per table, row key → the row's whole history packed
- * in one immutable array ({@link PackedRow}). A lookup is one hash get and a binary search, and
+ * <p>Memory is the index ({@link MemoryStore}): per table, an open-addressing table ({@link RowTable})
+ * of rows, each the row's key and whole history packed in one immutable array ({@link PackedRow}). A
+ * lookup is one probe of that table and a binary search, and
  * decodes only the version it returns, into a fresh Version. The one writer publishes a new array
  * per touched row; readers never lock and never wait for a commit or a checkpoint.
  *
