@@ -10,6 +10,7 @@ import java.util.Random;
 import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** PackedRow's copy-on-write splicing against a sorted map of (valid-from, lsn, ordinal) → body, over random puts and prunes. */
 class PackedRowTest {
@@ -56,6 +57,27 @@ class PackedRowTest {
                 assertMatches(row, model, seed);
             }
         }
+    }
+
+    @Test
+    void checkRejectsARepeatedOrReorderedVersionABodyOutOfBoundsAndAKeyPastTheEnd() {
+        byte[] key = {1, 2, 3};
+        byte[] row = PackedRow.with(PackedRow.first(key, 10, 5, 1, new byte[]{7}), 10, 5, 2, new byte[]{8, 9});
+        PackedRow.check(row);
+        int second = PackedRow.keyEnd(row) + 4 + PackedRow.ENTRY;
+        byte[] repeated = row.clone();
+        repeated[second + 19] = 1; // ordinal 2 -> 1: the same position as the first version
+        assertThatThrownBy(() -> PackedRow.check(repeated)).isInstanceOf(MalformedEncodingException.class).hasMessageContaining("out of order");
+        byte[] reordered = row.clone();
+        reordered[second + 7] = 9; // valid-from 10 -> 9, before the first version's
+        assertThatThrownBy(() -> PackedRow.check(reordered)).isInstanceOf(MalformedEncodingException.class).hasMessageContaining("out of order");
+        byte[] outside = row.clone();
+        outside[second + 23] = (byte) 0x7F; // the last body's end past the array
+        assertThatThrownBy(() -> PackedRow.check(outside)).isInstanceOf(MalformedEncodingException.class).hasMessageContaining("out of bounds");
+        byte[] longKey = row.clone();
+        longKey[0] = (byte) 0x7F; // key length Integer.MAX_VALUE: wraps an int when the header is added to it
+        longKey[1] = longKey[2] = longKey[3] = (byte) 0xFF;
+        assertThatThrownBy(() -> PackedRow.check(longKey)).isInstanceOf(MalformedEncodingException.class).hasMessageContaining("shorter than its key");
     }
 
     private static void assertMatches(byte[] row, TreeMap<Pos, byte[]> model, long seed) {
