@@ -60,11 +60,8 @@ final class Checkpoint {
                     .pageSize(PAGE_SIZE).nodeSize(NODE_SIZE).createFromSink();
             c.putChunked(SIZES_PREFIX, sizes(store), 0, false);
             for (int table : store.rows.tableIds()) {
-                for (byte[] rowKey : store.rows.sortedKeys(table)) {
-                    byte[] row = store.rows.get(table, rowKey);
-                    if (row != null) {
-                        c.putChunked(rowPrefix(table, rowKey), row, PackedRow.keyEnd(row), true);
-                    }
+                for (byte[] row : store.rows.rowsInKeyOrder(table)) {
+                    c.putChunked(rowPrefix(table, row), row, PackedRow.keyEnd(row), true);
                 }
             }
             c.putChunked(STATE_PREFIX, c.state(format, generation, store), 0, false);
@@ -88,10 +85,12 @@ final class Checkpoint {
         return out.toByteArray();
     }
 
-    private static byte[] rowPrefix(int table, byte[] rowKey) {
-        byte[] p = new byte[4 + rowKey.length];
+    /** The entry key's prefix of a row: table id, then the key the row carries. */
+    private static byte[] rowPrefix(int table, byte[] row) {
+        int keyLength = PackedRow.keyEnd(row) - PackedRow.KEY_AT;
+        byte[] p = new byte[4 + keyLength];
         ByteBuffer.wrap(p).putInt(table);
-        System.arraycopy(rowKey, 0, p, 4, rowKey.length);
+        System.arraycopy(row, PackedRow.KEY_AT, p, 4, keyLength);
         return p;
     }
 

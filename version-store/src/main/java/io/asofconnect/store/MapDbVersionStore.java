@@ -289,8 +289,8 @@ public final class MapDbVersionStore implements VersionStore {
         return () -> {
             checkOpen();
             int id = mem.tables.id(table);
-            List<byte[]> sorted = id == 0 ? List.of() : mem.rows.sortedKeys(id);
-            return sorted.stream().map(RowKey::decode).iterator();
+            List<byte[]> sorted = id == 0 ? List.of() : mem.rows.rowsInKeyOrder(id);
+            return sorted.stream().map(row -> RowKey.decode(PackedRow.key(row))).iterator();
         };
     }
 

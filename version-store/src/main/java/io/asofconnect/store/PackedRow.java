@@ -38,6 +38,11 @@ final class PackedRow {
         return java.util.Arrays.copyOfRange(row, KEY_AT, keyEnd(row));
     }
 
+    /** Orders rows by their keys, bytes compared unsigned. */
+    static int compareKeys(byte[] a, byte[] b) {
+        return java.util.Arrays.compareUnsigned(a, KEY_AT, keyEnd(a), b, KEY_AT, keyEnd(b));
+    }
+
     /**
      * A row from a key and a packed history ({@code packed[from, to)}, as a checkpoint stores it), after
      * checking that the history is well formed ({@link #check}).

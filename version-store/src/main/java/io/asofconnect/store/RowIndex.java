@@ -159,16 +159,16 @@ final class RowIndex {
         createdSinceCommit.clear();
     }
 
-    /** The table's row keys in unsigned byte order (the order of the checkpoint and of {@code keys()}). */
-    List<byte[]> sortedKeys(int table) {
+    /** The table's rows in unsigned byte order of their keys (the order of the checkpoint and of {@code keys()}). */
+    List<byte[]> rowsInKeyOrder(int table) {
         RowTable rows = table(table);
         if (rows == null) {
             return List.of();
         }
-        List<byte[]> keys = new ArrayList<>(rows.size());
-        rows.forEach(row -> keys.add(PackedRow.key(row)));
-        keys.sort(Arrays::compareUnsigned);
-        return keys;
+        List<byte[]> sorted = new ArrayList<>(rows.size());
+        rows.forEach(sorted::add);
+        sorted.sort(PackedRow::compareKeys);
+        return sorted;
     }
 
     /** Table ids that have (or had) rows, ascending. */
