@@ -26,8 +26,10 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
@@ -45,9 +47,11 @@ import java.util.stream.Stream;
  * set by Debezium itself. Both read the same table of one embedded Postgres ({@link BenchPostgres}), each
  * through its own slot.
  *
- * <p>Order: load N rows; replica snapshot; peer snapshot; N updates (transactions of
+ * <p>Order of a round: load N rows into a table of its own; both snapshots; N updates (transactions of
  * {@value BenchPostgres#UPDATE_TX_ROWS} rows) committed while both are stopped, their slots holding the WAL;
- * replica catch-up; peer catch-up. So each side streams a backlog at its own speed, never the writer's.
+ * both catch-ups. So each side streams a backlog at its own speed, never the writer's. Rounds alternate which
+ * side runs first in each phase, and each side's figure is its median over the rounds (3 by default): on this
+ * 2-core machine one round of either side has varied by up to 2.5x within an hour, enough to flip a ratio.
  *
  * <p>Order bias: before the measured round, a warm-up round of the same phases runs on a smaller table of its
  * own ({@code public.warmup}, a tenth of N, at least {@value #MIN_WARMUP} rows) through both sides, each with
@@ -61,7 +65,7 @@ import java.util.stream.Stream;
  * every key carrying its update after streaming.
  *
  * <p>Run: {@code java -cp benchmarks/target-bench/benchmarks.jar io.asofconnect.bench.ReplicaIngestBenchmark
- * [--snapshot-only] [N]}; prints the {@code bench ingest-snapshot} and {@code bench ingest-streaming} lines and
+ * [--snapshot-only] [N] [rounds]}; prints the {@code bench ingest-snapshot} and {@code bench ingest-streaming} lines and
  * a {@code scale ingest-snapshot} line (with {@code --snapshot-only}, only the scale line: a point of the
  * cost-growth ladder).
  */
@@ -70,6 +74,8 @@ public final class ReplicaIngestBenchmark {
     static final String WARMUP_TABLE = "public.warmup";
     static final int MIN_WARMUP = 10_000;
     static final int MAX_WARMUP = 100_000;
+    /** Measured rounds by default; their median is reported: single rounds of either side varied up to 2.5x within an hour. */
+    static final int DEFAULT_ROUNDS = 3;
 
     private ReplicaIngestBenchmark() {
     }
@@ -78,16 +84,29 @@ public final class ReplicaIngestBenchmark {
         boolean snapshotOnly = args.length > 0 && args[0].equals("--snapshot-only");
         int first = snapshotOnly ? 1 : 0;
         int n = args.length > first ? Integer.parseInt(args[first].replace("_", "")) : 1_000_000;
-        System.out.printf("Replica ingest benchmark: %,d rows%s%n", n, snapshotOnly ? ", snapshot only" : "");
+        int rounds = args.length > first + 1 ? Integer.parseInt(args[first + 1]) : DEFAULT_ROUNDS;
+        if (rounds < 1) {
+            throw new IllegalArgumentException("rounds must be at least 1, not " + rounds);
+        }
+        System.out.printf("Replica ingest benchmark: %,d rows%s, %d measured round%s%n", n, snapshotOnly ? ", snapshot only" : "",
+                rounds, rounds == 1 ? "" : "s");
         try (BenchPostgres pg = new BenchPostgres("replica-ingest")) {
             int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 10));
             System.out.printf("warm-up round, %,d rows (discarded):%n", warmup);
-            round(pg, "warm", WARMUP_TABLE, warmup, snapshotOnly);
-            System.out.printf("measured round, %,d rows:%n", n);
-            double[] secs = round(pg, "bench", TABLE, n, snapshotOnly);
+            round(pg, "warm", WARMUP_TABLE, warmup, snapshotOnly, false);
+            List<double[]> measured = new ArrayList<>();
+            for (int r = 1; r <= rounds; r++) {
+                // Odd rounds run the replica first in each phase, even rounds the peer: neither side always meets
+                // the table's pages, the slot's first decoding or the machine's state first.
+                boolean peerFirst = r % 2 == 0;
+                System.out.printf("measured round %d of %d, %,d rows, %s first:%n", r, rounds, n, peerFirst ? "peer" : "replica");
+                measured.add(round(pg, "bench" + r, rounds == 1 ? TABLE : TABLE + "_" + r, n, snapshotOnly, peerFirst));
+            }
+            double[] secs = medians(measured);
 
             System.out.println();
-            System.out.printf("Replica ingest, %,d rows, embedded Postgres (pgoutput), same engine configuration, both sides warmed:%n", n);
+            System.out.printf("Replica ingest, %,d rows, embedded Postgres (pgoutput), same engine configuration, both sides warmed%s:%n",
+                    n, rounds == 1 ? "" : ", median of " + rounds + " rounds");
             print("snapshot ", secs[0], secs[1], n);
             BenchLine.scale("ingest-snapshot", n, n / secs[0], n / secs[1]);
             if (!snapshotOnly) {
@@ -98,27 +117,53 @@ public final class ReplicaIngestBenchmark {
         }
     }
 
+    /** Per column, the median over the rounds (of an even count, the mean of the middle two). */
+    static double[] medians(List<double[]> rounds) {
+        double[] out = new double[rounds.get(0).length];
+        for (int c = 0; c < out.length; c++) {
+            final int column = c;
+            double[] v = rounds.stream().mapToDouble(r -> r[column]).sorted().toArray();
+            out[c] = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        }
+        return out;
+    }
+
     /**
-     * One round on {@code table}: replica snapshot, peer snapshot, then (unless snapshot only) n updates and both
-     * catch-ups. @return seconds of replica snapshot, peer snapshot, replica streaming, peer streaming
+     * One round on {@code table}: both snapshots, then (unless snapshot only) n updates and both catch-ups, each
+     * phase with the peer first when {@code peerFirst}. @return seconds of replica snapshot, peer snapshot, replica
+     * streaming, peer streaming
      */
-    private static double[] round(BenchPostgres pg, String prefix, String table, int n, boolean snapshotOnly) throws Exception {
+    private static double[] round(BenchPostgres pg, String prefix, String table, int n, boolean snapshotOnly, boolean peerFirst)
+            throws Exception {
         Duration timeout = Duration.ofSeconds(Math.max(120, n / 500));
         pg.createAndLoad(table, n);
         Map<String, Object> replicaProps = pg.replicaProps(prefix + "_replica", table, pg.work().resolve(prefix + "-replica"));
         Map<String, Object> peerProps = pg.replicaProps(prefix + "_peer", table, pg.work().resolve(prefix + "-peer"));
-        double replicaSnapshot = replicaRun(replicaProps, table, n, timeout, false);
         PeerEngine peer = new PeerEngine(peerProps, pg.work().resolve(prefix + "-peer-offsets.dat"));
-        double peerSnapshot = peer.run("r", n, timeout);
-        System.out.printf("  snapshot: replica %.1f s, peer %.1f s%n", replicaSnapshot, peerSnapshot);
+        double[] snapshot = both(peerFirst, () -> replicaRun(replicaProps, table, n, timeout, false), () -> peer.run("r", n, timeout));
+        System.out.printf("  snapshot: replica %.1f s, peer %.1f s%n", snapshot[0], snapshot[1]);
         if (snapshotOnly) {
-            return new double[] {replicaSnapshot, peerSnapshot};
+            return snapshot;
         }
         pg.updateAll(table, n);
-        double replicaStreaming = replicaRun(replicaProps, table, n, timeout, true);
-        double peerStreaming = peer.run("u", n, timeout);
-        System.out.printf("  streaming: replica %.1f s, peer %.1f s%n", replicaStreaming, peerStreaming);
-        return new double[] {replicaSnapshot, peerSnapshot, replicaStreaming, peerStreaming};
+        double[] streaming = both(peerFirst, () -> replicaRun(replicaProps, table, n, timeout, true), () -> peer.run("u", n, timeout));
+        System.out.printf("  streaming: replica %.1f s, peer %.1f s%n", streaming[0], streaming[1]);
+        return new double[] {snapshot[0], snapshot[1], streaming[0], streaming[1]};
+    }
+
+    /** A timed phase of one side, in seconds. */
+    private interface Phase {
+        double run() throws Exception;
+    }
+
+    /** @return {replica seconds, peer seconds}, run one after the other in the order asked */
+    private static double[] both(boolean peerFirst, Phase replica, Phase peer) throws Exception {
+        if (peerFirst) {
+            double p = peer.run();
+            return new double[] {replica.run(), p};
+        }
+        double r = replica.run();
+        return new double[] {r, peer.run()};
     }
 
     private static void print(String phase, double replicaSecs, double peerSecs, int n) {
