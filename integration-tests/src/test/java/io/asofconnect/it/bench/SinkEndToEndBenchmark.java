@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,12 +39,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * <p>Rows per second are measured from the first row landed to the last: {@code count(*)} is polled (bounded)
  * and the rate is the rows landed between the first non-empty count and the full count, over that span.
  *
- * <p>Arguments: {@code [N] [runs]} with N default 100000 and runs a comma-separated choice of {@code upsert}
+ * <p>Arguments: {@code [N] [runs] [rounds]} with N default 100000, rounds default {@value #DEFAULT_ROUNDS} and runs a comma-separated choice of {@code upsert}
  * (default), {@code insert}, {@code hosted} (upsert with the as-of enrichment hosted in the sink, joining a
  * 1,000-row {@code users} table replicated from a second database of the same Postgres) and {@code copy} (the
- * same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means {@code upsert,insert}. The peer runs
- * last. Order bias: every side first drains a warm-up topic (a tenth of N, 5,000 to 30,000 records) into a table
- * of its own, discarded, then the measured topic. Prints the {@code bench e2e-vs-debezium} line, and
+ * same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means {@code upsert,insert}. Order bias: every
+ * side first drains a warm-up topic (a tenth of N, 5,000 to 30,000 records) into a table of its own, discarded;
+ * then each measured round drains the measured topic again, under new connector and table names, the peer last
+ * in odd rounds and first in even ones. Each side's figure is its median over the rounds: on this 2-core machine
+ * single runs put {@code e2e-hosted-vs-plain} at 1.21 one day and 0.77 the next, on the same code. Prints the {@code bench e2e-vs-debezium} line, and
  * {@code e2e-hosted-vs-plain} (hosted / upsert) and {@code e2e-vs-copy} (upsert / copy) when those ran. The
  * peer's plugin directory comes from {@code asof.bench.peer.plugin}
  * (default {@code benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc}, from the project root
@@ -66,6 +69,7 @@ public final class SinkEndToEndBenchmark {
     private static final String PEER_PLUGIN = "asof.bench.peer.plugin";
     private static final String PEER_DEFAULT = "benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc";
     private static final Duration POLL = Duration.ofMillis(100);
+    static final int DEFAULT_ROUNDS = 3;
 
     private SinkEndToEndBenchmark() {
     }
@@ -77,6 +81,10 @@ public final class SinkEndToEndBenchmark {
         if (!List.of("upsert", "insert", "hosted", "copy").containsAll(ours)) {
             throw new IllegalArgumentException("second argument: a comma-separated choice of upsert, insert, hosted, copy (or"
                     + " both for upsert,insert), not " + args[1]);
+        }
+        int rounds = args.length > 2 ? Integer.parseInt(args[2]) : DEFAULT_ROUNDS;
+        if (rounds < 1) {
+            throw new IllegalArgumentException("third argument: the measured rounds, at least 1, not " + args[2]);
         }
         int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 10));
         Duration timeout = Duration.ofSeconds(Math.max(180, n / 200));
@@ -104,40 +112,24 @@ public final class SinkEndToEndBenchmark {
             }
 
             // Order bias: every side first drains a warm-up topic of its own size into its own table, discarded,
-            // so that none of them pays the worker's (or its plugin's) JIT warm-up inside the measured span.
+            // so that none of them pays the worker's (or its plugin's) JIT warm-up inside the measured span. Then
+            // each measured round drains the same topic again under new connector and table names, in the sides'
+            // order in odd rounds and the reverse in even ones; a side's figure is its median over the rounds.
             System.out.printf("warm-up, %,d records per side (discarded):%n", warmup);
-            Map<String, Double> rates = new LinkedHashMap<>();
-            for (boolean measured : new boolean[] {false, true}) {
-                String topic = measured ? TOPIC : WARMUP_TOPIC;
-                String suffix = measured ? "" : "_warm";
-                int count = measured ? n : warmup;
-                if (ours.contains("upsert")) {
-                    rates.put(UPSERT, run(worker, postgres, "asof-upsert" + suffix,
-                            ours(postgres, topic, "asof_upsert" + suffix, "UPSERT"), "asof_upsert" + suffix, count, timeout));
-                }
-                if (ours.contains("insert")) {
-                    rates.put(INSERT, run(worker, postgres, "asof-insert" + suffix,
-                            ours(postgres, topic, "asof_insert" + suffix, "INSERT"), "asof_insert" + suffix, count, timeout));
-                }
-                if (ours.contains("hosted")) {
-                    rates.put(HOSTED, run(worker, postgres, "asof-hosted" + suffix,
-                            hosted(postgres, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout));
-                    requireEnriched(postgres, "asof_hosted" + suffix);
-                }
-                if (ours.contains("copy")) {
-                    rates.put(COPY, CopyLoad.run(postgres, DATABASE, "copy_rows" + suffix, count, i -> eventFields(i, base)));
-                }
-                rates.put(PEER, run(worker, postgres, "dbz-upsert" + suffix, peer(postgres, topic, "dbz_upsert" + suffix),
-                        "dbz_upsert" + suffix, count, timeout));
-                if (!measured) {
-                    System.out.printf("measured, %,d records per side:%n", n);
-                }
+            runSides(sides(ours, worker, postgres, work, WARMUP_TOPIC, "_warm", warmup, timeout, base), false);
+            Map<String, List<Double>> byRound = new LinkedHashMap<>();
+            for (int r = 1; r <= rounds; r++) {
+                System.out.printf("measured round %d of %d, %,d records per side%s:%n", r, rounds, n, r % 2 == 0 ? ", reverse order" : "");
+                runSides(sides(ours, worker, postgres, work, TOPIC, "_r" + r, n, timeout, base), r % 2 == 0)
+                        .forEach((name, rate) -> byRound.computeIfAbsent(name, k -> new ArrayList<>()).add(rate));
             }
+            Map<String, Double> rates = new LinkedHashMap<>();
+            byRound.forEach((name, list) -> rates.put(name, median(list)));
 
             double peer = rates.get(PEER);
             System.out.println();
             System.out.printf("End to end, %,d JSON records with schemas, 2 partitions, 2 tasks, broker + worker + Postgres"
-                    + " on this machine, every side warmed:%n", n);
+                    + " on this machine, every side warmed, median of %d round%s:%n", n, rounds, rounds == 1 ? "" : "s");
             rates.forEach((name, rate) -> System.out.printf("  %-58s %,10.0f rows/s   ratio to Debezium %.2f%n",
                     name, rate, rate / peer));
             if (rates.containsKey(UPSERT)) {
@@ -163,6 +155,63 @@ public final class SinkEndToEndBenchmark {
                 postgres.close();
             }
         }
+    }
+
+    /** One side of a round: its label and what drains the topic into its table, giving rows per second. */
+    private record Side(String name, Drain drain) {
+    }
+
+    private interface Drain {
+        double run() throws Exception;
+    }
+
+    /** The sides asked for, then the peer, each with connector and table names ending in {@code suffix}. */
+    private static List<Side> sides(List<String> ours, ConnectWorker worker, PostgresServer postgres, Path work, String topic,
+                                    String suffix, int count, Duration timeout, long base) {
+        List<Side> sides = new ArrayList<>();
+        if (ours.contains("upsert")) {
+            sides.add(new Side(UPSERT, () -> run(worker, postgres, "asof-upsert" + suffix,
+                    ours(postgres, topic, "asof_upsert" + suffix, "UPSERT"), "asof_upsert" + suffix, count, timeout)));
+        }
+        if (ours.contains("insert")) {
+            sides.add(new Side(INSERT, () -> run(worker, postgres, "asof-insert" + suffix,
+                    ours(postgres, topic, "asof_insert" + suffix, "INSERT"), "asof_insert" + suffix, count, timeout)));
+        }
+        if (ours.contains("hosted")) {
+            sides.add(new Side(HOSTED, () -> {
+                double rate = run(worker, postgres, "asof-hosted" + suffix,
+                        hosted(postgres, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout);
+                requireEnriched(postgres, "asof_hosted" + suffix);
+                return rate;
+            }));
+        }
+        if (ours.contains("copy")) {
+            sides.add(new Side(COPY, () -> CopyLoad.run(postgres, DATABASE, "copy_rows" + suffix, count, i -> eventFields(i, base))));
+        }
+        sides.add(new Side(PEER, () -> run(worker, postgres, "dbz-upsert" + suffix, peer(postgres, topic, "dbz_upsert" + suffix),
+                "dbz_upsert" + suffix, count, timeout)));
+        return sides;
+    }
+
+    /** Runs the sides one after the other, in reverse when asked; returns each side's rate by name, in the sides' order. */
+    private static Map<String, Double> runSides(List<Side> sides, boolean reverse) throws Exception {
+        List<Side> order = new ArrayList<>(sides);
+        if (reverse) {
+            java.util.Collections.reverse(order);
+        }
+        Map<String, Double> byName = new HashMap<>();
+        for (Side side : order) {
+            byName.put(side.name(), side.drain().run());
+        }
+        Map<String, Double> rates = new LinkedHashMap<>();
+        sides.forEach(side -> rates.put(side.name(), byName.get(side.name())));
+        return rates;
+    }
+
+    /** Of an even count, the mean of the middle two. */
+    static double median(List<Double> values) {
+        double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /** The machine line benchmarks/run-all collects; a figure that is not a positive number is refused. */
