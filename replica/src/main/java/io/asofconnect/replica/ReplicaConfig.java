@@ -209,7 +209,8 @@ public final class ReplicaConfig extends AbstractConfig {
                         "How often the watermark is probed (a logical decoding message through the slot), in milliseconds. It bounds"
                                 + " how far the watermark trails the source, hence how long records wait for it (read-your-writes"
                                 + " holds each record about this long), and keeps the slot advancing while the tables are idle."
-                                + " Each probe costs the source one small WAL message and the replica one store commit."
+                                + " Each probe costs the source one small WAL message and one transaction id (its commit flushes"
+                                + " the message to the walsender at once), and the replica one store commit."
                                 + " Default: " + WATERMARK_INTERVAL_MS_DEFAULT + ".",
                         g, ++o, ConfigDef.Width.SHORT, "Watermark interval")
                 .define(WATERMARK_SAFETY_MARGIN_MS, Type.LONG, 50L, ConfigDef.Range.between(0, 60_000), Importance.LOW,
