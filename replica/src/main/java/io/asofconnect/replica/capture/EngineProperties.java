@@ -38,9 +38,12 @@ public final class EngineProperties {
         p.putIfAbsent("heartbeat.interval.ms", "10000");
         p.putIfAbsent("offset.flush.interval.ms", "0");
         p.putIfAbsent("errors.max.retries", "-1");
-        // Debezium hands over a partial batch only after this long (500 ms by default): with a trickle of
-        // changes, a watermark probe would wait that long in its queue, and every held record with it.
-        p.putIfAbsent("poll.interval.ms", "50");
+        // Debezium hands over a partial batch only after this long (500 ms by default), and its streaming loop
+        // sleeps this long whenever the slot has nothing new: a watermark probe waits for both, and every held
+        // record with it. From 50 ms to 10 ms, probe to watermark went from p90 213-295 ms to 185 ms and from a
+        // maximum of 312-332 ms to 207-220 ms (WatermarkLagBenchmark). The cost: an idle engine wakes 100 times a
+        // second instead of 20; a busy one fills its batches before the interval anyway.
+        p.putIfAbsent("poll.interval.ms", "10");
         // After a lost connection the connector waits this long before reconnecting (Debezium's default is 10 s).
         p.putIfAbsent("retriable.restart.connector.wait.ms", "3000");
 
