@@ -44,6 +44,8 @@ final class BenchPostgres implements AutoCloseable {
                 .setServerConfig("max_wal_senders", "10")
                 .setServerConfig("max_wal_size", "4GB")
                 .setServerConfig("log_min_messages", "warning")
+                // Postgres' default, which embedded Postgres turns off: a commit (a watermark probe's included) flushes WAL.
+                .setServerConfig("synchronous_commit", "on")
                 .start();
     }
 
@@ -92,6 +94,15 @@ final class BenchPostgres implements AutoCloseable {
 
     /** Replica properties for one table of this database, its own slot, publication and store directory. */
     Map<String, Object> replicaProps(String name, String table, Path dir) {
+        Map<String, Object> p = defaultReplicaProps(name, table, dir);
+        // Frequent probes, no margin: the end of a phase is seen within a tenth of a second.
+        p.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "100");
+        p.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "0");
+        return p;
+    }
+
+    /** As {@link #replicaProps}, with the replica's own defaults for everything else (probes and margin included). */
+    Map<String, Object> defaultReplicaProps(String name, String table, Path dir) {
         Map<String, Object> p = new HashMap<>();
         p.put(ReplicaConfig.NAME, name);
         p.put(ReplicaConfig.HOSTNAME, "127.0.0.1");
@@ -103,9 +114,6 @@ final class BenchPostgres implements AutoCloseable {
         p.put(ReplicaConfig.SLOT_NAME, name + "_slot");
         p.put(ReplicaConfig.PUBLICATION_NAME, name + "_pub");
         p.put(ReplicaConfig.PATH, dir.toString());
-        // Frequent probes, no margin: the end of a phase is seen within a tenth of a second.
-        p.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "100");
-        p.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "0");
         return p;
     }
 
