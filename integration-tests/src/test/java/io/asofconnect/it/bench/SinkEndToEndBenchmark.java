@@ -39,14 +39,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * <p>Rows per second are measured from the first row landed to the last: {@code count(*)} is polled (bounded)
  * and the rate is the rows landed between the first non-empty count and the full count, over that span.
  *
- * <p>Arguments: {@code [N] [runs] [rounds]} with N default 100000, rounds default {@value #DEFAULT_ROUNDS} and runs a comma-separated choice of {@code upsert}
- * (default), {@code insert}, {@code hosted} (upsert with the as-of enrichment hosted in the sink, joining a
- * 1,000-row {@code users} table replicated from a second database of the same Postgres) and {@code copy} (the
- * same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means {@code upsert,insert}. Order bias: every
- * side first drains a warm-up topic (a tenth of N, 5,000 to 30,000 records) into a table of its own, discarded;
- * then each measured round drains the measured topic again, under new connector and table names, the peer last
- * in odd rounds and first in even ones. Each side's figure is its median over the rounds: on this 2-core machine
- * single runs put {@code e2e-hosted-vs-plain} at 1.21 one day and 0.77 the next, on the same code. Prints the {@code bench e2e-vs-debezium} line, and
+ * <p>Arguments: {@code [N] [runs] [rounds]} with N default 100000, rounds default {@value #DEFAULT_ROUNDS}, and
+ * runs a comma-separated choice of {@code upsert} (default), {@code insert}, {@code hosted} (upsert with the as-of
+ * enrichment hosted in the sink, joining a 1,000-row {@code users} table replicated from a second database of the
+ * same Postgres) and {@code copy} (the same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means
+ * {@code upsert,insert}. Order bias: every side first drains a warm-up topic (a tenth of N, 5,000 to 30,000
+ * records) into a table of its own, discarded; then each measured round drains the measured topic again, under
+ * new connector and table names, the peer last in odd rounds and first in even ones. Each side's figure is its
+ * median over the rounds: on this 2-core machine single runs put {@code e2e-hosted-vs-plain} at 1.21 one day and
+ * 0.77 the next, on the same code. Prints the {@code bench e2e-vs-debezium} line, and
  * {@code e2e-hosted-vs-plain} (hosted / upsert) and {@code e2e-vs-copy} (upsert / copy) when those ran. The
  * peer's plugin directory comes from {@code asof.bench.peer.plugin}
  * (default {@code benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc}, from the project root
