@@ -69,6 +69,9 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private final Revocations revocations = new Revocations();
     /** Volatile: also read by the metrics reporter's thread. */
     private volatile int bufferedRecords;
+    private static final long NOT_BUFFERING = Long.MIN_VALUE;
+    /** When the buffer last went from empty to not ({@link #noteBuffered}); task thread only. */
+    private long bufferedSinceNanos = NOT_BUFFERING;
     /** Records waiting for the replica's watermark, over all partitions; volatile as {@link #bufferedRecords}. */
     private volatile int heldRecords;
     private SinkMetrics metrics;
@@ -240,20 +243,48 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                     held += state.held().size();
                 }
                 heldRecords = held;
-                if (holding) {
-                    // Connect polls (and calls put) only as often as it commits offsets when partitions are paused or idle;
-                    // a short timeout brings the next put, and the next look at the watermark, sooner.
-                    context.timeout(HOLD_RECHECK_MS);
-                }
             }
         } catch (ConnectException e) {
             throw fail(e);
         }
-        bufferedRecords = countBuffered();
+        long now = System.nanoTime();
+        noteBuffered(now);
         boolean retryDue = retryPending && partitions.values().stream().anyMatch(PartitionState::hasUncommitted);
-        if (bufferedRecords >= config.batchSize() || retryDue) {
+        if (bufferedRecords >= config.batchSize() || retryDue || lingerLeftMs(now) == 0) {
             flushBuffered();
         }
+        // Connect polls (and calls put) only as often as it commits offsets when partitions are paused or idle: a
+        // short timeout brings the next put sooner, for the next look at the watermark or the end of the linger.
+        long recheckMs = heldRecords > 0 ? HOLD_RECHECK_MS : Long.MAX_VALUE;
+        long lingerLeft = lingerLeftMs(System.nanoTime());
+        if (lingerLeft > 0) {
+            recheckMs = Math.min(recheckMs, lingerLeft);
+        }
+        if (recheckMs != Long.MAX_VALUE) {
+            context.timeout(recheckMs);
+        }
+    }
+
+    /**
+     * Counts the buffered records and notes when the buffer last went from empty to not: the start of its
+     * linger ({@code batch.linger.ms}).
+     */
+    private void noteBuffered(long now) {
+        bufferedRecords = countBuffered();
+        if (bufferedRecords == 0) {
+            bufferedSinceNanos = NOT_BUFFERING;
+        } else if (bufferedSinceNanos == NOT_BUFFERING) {
+            bufferedSinceNanos = now;
+        }
+    }
+
+    /** Milliseconds (at least 1) until the buffer has lingered long enough to be written; 0 when it has; -1 when empty. */
+    private long lingerLeftMs(long now) {
+        if (bufferedSinceNanos == NOT_BUFFERING) {
+            return -1;
+        }
+        long left = config.batchLingerMs() - TimeUnit.NANOSECONDS.toMillis(now - bufferedSinceNanos);
+        return left <= 0 ? 0 : left;
     }
 
     @Override
@@ -330,7 +361,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                 }
             }
         }
-        bufferedRecords = countBuffered();
+        noteBuffered(System.nanoTime());
         heldRecords = partitions.values().stream().mapToInt(s -> s.held().size()).sum();
         log.info("Closed {} partitions; {} buffered records dropped (they are re-read by the next owner)", revoked.size(), dropped);
     }
@@ -348,6 +379,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         pausedWhenClosed.clear();
         revocations.clear();
         bufferedRecords = 0;
+        bufferedSinceNanos = NOT_BUFFERING;
         heldRecords = 0;
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }
@@ -380,7 +412,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         } catch (ConnectException e) {
             throw fail(e);
         } finally {
-            bufferedRecords = countBuffered();
+            noteBuffered(System.nanoTime());
         }
     }
 

@@ -66,6 +66,8 @@ class ExactlyOnceJdbcSinkTaskTest {
         p.put(ExactlyOnceJdbcSinkConfig.CONNECTION_PASSWORD, "postgres");
         p.put(ExactlyOnceJdbcSinkConfig.BATCH_SIZE, "1000");
         p.put(ExactlyOnceJdbcSinkConfig.RETRY_BACKOFF_MS, "50");
+        // Flushes only at batch.size and preCommit, never by the clock, unless a test asks for a linger.
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_LINGER_MS, "3600000");
         return p;
     }
 
@@ -216,6 +218,33 @@ class ExactlyOnceJdbcSinkTaskTest {
                 .containsExactly("0:1", "0:2", "9:10", "9:11", "9:12");
         assertThat(nextOffset(p.get("name"), topic, 0)).isEqualTo(3);
         assertThat(epoch(p.get("name"), topic, 0)).isEqualTo(3);
+    }
+
+    @Test
+    void aBatchThatDoesNotFillIsWrittenOnceItHasLingeredWithoutWaitingForTheOffsetCommit() throws Exception {
+        String topic = unique("linger");
+        createEventTable(topic);
+        Map<String, String> p = props(unique("linger_sink"));
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_LINGER_MS, "400");
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            long started = System.nanoTime();
+            d.deliver(events(topic, 0, 0, 5));
+            long askedMs = d.context.timeoutMs;
+            if (System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(300)) {
+                assertThat(db.column("SELECT seq FROM \"" + topic + "\"")).as("a young batch still forms").isEmpty();
+            }
+            assertThat(askedMs).as("the task asks for a put by the end of the linger").isBetween(1L, 400L);
+            Thread.sleep(askedMs + 50);
+            d.deliver(List.of()); // what Connect delivers when that poll brought nothing
+            assertThat(db.column("SELECT seq FROM \"" + topic + "\" ORDER BY seq")).containsExactlyElementsOf(range(1, 5));
+            assertThat(nextOffset(p.get("name"), topic, 0)).isEqualTo(5);
+        }
+        p.put(ExactlyOnceJdbcSinkConfig.BATCH_LINGER_MS, "0");
+        try (SinkDriver d = new SinkDriver(p, null).open(tp)) {
+            d.deliver(events(topic, 0, 5, 8));
+            assertThat(nextOffset(p.get("name"), topic, 0)).as("linger 0 writes what each put delivered").isEqualTo(8);
+        }
     }
 
     @Test
