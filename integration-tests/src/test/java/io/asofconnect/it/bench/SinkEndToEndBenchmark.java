@@ -43,8 +43,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * runs a comma-separated choice of {@code upsert} (default), {@code insert}, {@code hosted} (upsert with the as-of
  * enrichment hosted in the sink, joining a 1,000-row {@code users} table replicated from a second database of the
  * same Postgres) and {@code copy} (the same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means
- * {@code upsert,insert}. Order bias: every side first drains a warm-up topic (a tenth of N, 5,000 to 30,000
- * records) into a table of its own, discarded; then each measured round drains the measured topic again, under
+ * {@code upsert,insert}. Order bias: every side first drains a warm-up topic (a third of N, 10,000 to 100,000
+ * records: the worker's JIT compiles with both tiers, as in production) into a table of its own, discarded; then each measured round drains the measured topic again, under
  * new connector and table names, the peer last in odd rounds and first in even ones. Each side's figure is its
  * median over the rounds: on this 2-core machine single runs put {@code e2e-hosted-vs-plain} at 1.21 one day and
  * 0.77 the next, on the same code. Prints the {@code bench e2e-vs-debezium} line, and
@@ -57,8 +57,8 @@ public final class SinkEndToEndBenchmark {
 
     private static final String TOPIC = "bench-events";
     private static final String WARMUP_TOPIC = "bench-warmup";
-    private static final int MIN_WARMUP = 5_000;
-    private static final int MAX_WARMUP = 30_000;
+    private static final int MIN_WARMUP = 10_000;
+    private static final int MAX_WARMUP = 100_000;
     private static final String UPSERT = "asof-connect ExactlyOnceJdbcSink, exactly-once, upsert";
     private static final String INSERT = "asof-connect ExactlyOnceJdbcSink, exactly-once, insert";
     private static final String HOSTED = "asof-connect, upsert + as-of enrichment hosted in the sink";
@@ -87,11 +87,17 @@ public final class SinkEndToEndBenchmark {
         if (rounds < 1) {
             throw new IllegalArgumentException("third argument: the measured rounds, at least 1, not " + args[2]);
         }
-        int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 10));
+        int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 3));
         Duration timeout = Duration.ofSeconds(Math.max(180, n / 200));
         Path work = TestPaths.workDir("bench-e2e");
-        System.out.printf("End-to-end sink benchmark: %,d records, 2 partitions, 2 tasks; work directory %s%n", n, work);
+        // The broker and the worker run as Kafka's scripts start them, unless -Dasof.it.production.jvms=false.
+        if (System.getProperty(ManagedProcess.PRODUCTION_JVMS) == null) {
+            System.setProperty(ManagedProcess.PRODUCTION_JVMS, "true");
+        }
+        System.out.printf("End-to-end sink benchmark: %,d records, 2 partitions, 2 tasks; work directory %s; broker and worker"
+                + " JVMs: %s%n", n, work, ManagedProcess.productionJvms() ? "as Kafka's scripts start them (G1, C2)" : "the tests' (serial GC, C1)");
         PostgresServer postgres = null;
+        PostgresServer source = null;
         KafkaBroker broker = null;
         ConnectWorker worker = null;
         try {
@@ -109,7 +115,14 @@ public final class SinkEndToEndBenchmark {
             Map<String, String> props = ConnectWorker.distributedProperties(broker, "bench", plugins, FreePorts.pick());
             worker = ConnectWorker.distributed("worker-1", work, props);
             if (ours.contains("hosted")) {
-                createUsers(postgres);
+                // The dimension table on a server of its own by default, as a source database usually is: on the
+                // target's server the replica's walsender must also decode every row the sinks write (its slot reads
+                // the server's whole WAL), which costs every side, not the enrichment.
+                boolean shared = "shared".equals(System.getProperty("asof.bench.source", "separate"));
+                source = shared ? postgres : PostgresServer.start(work, "pg-source");
+                System.out.printf("  the replicated users table is on %s%n", shared ? "the target's Postgres server (-Dasof.bench.source=shared)"
+                        : "a Postgres server of its own (-Dasof.bench.source=shared puts it on the target's)");
+                createUsers(source);
             }
 
             // Order bias: every side first drains a warm-up topic of its own size into its own table, discarded,
@@ -117,11 +130,11 @@ public final class SinkEndToEndBenchmark {
             // each measured round drains the same topic again under new connector and table names, in the sides'
             // order in odd rounds and the reverse in even ones; a side's figure is its median over the rounds.
             System.out.printf("warm-up, %,d records per side (discarded):%n", warmup);
-            runSides(sides(ours, worker, postgres, work, WARMUP_TOPIC, "_warm", warmup, timeout, base), false);
+            runSides(sides(ours, worker, postgres, source, work, WARMUP_TOPIC, "_warm", warmup, timeout, base), false);
             Map<String, List<Double>> byRound = new LinkedHashMap<>();
             for (int r = 1; r <= rounds; r++) {
                 System.out.printf("measured round %d of %d, %,d records per side%s:%n", r, rounds, n, r % 2 == 0 ? ", reverse order" : "");
-                runSides(sides(ours, worker, postgres, work, TOPIC, "_r" + r, n, timeout, base), r % 2 == 0)
+                runSides(sides(ours, worker, postgres, source, work, TOPIC, "_r" + r, n, timeout, base), r % 2 == 0)
                         .forEach((name, rate) -> byRound.computeIfAbsent(name, k -> new ArrayList<>()).add(rate));
             }
             Map<String, Double> rates = new LinkedHashMap<>();
@@ -152,6 +165,9 @@ public final class SinkEndToEndBenchmark {
             if (broker != null) {
                 broker.close();
             }
+            if (source != null && source != postgres) {
+                source.close();
+            }
             if (postgres != null) {
                 postgres.close();
             }
@@ -167,7 +183,8 @@ public final class SinkEndToEndBenchmark {
     }
 
     /** The sides asked for, then the peer, each with connector and table names ending in {@code suffix}. */
-    private static List<Side> sides(List<String> ours, ConnectWorker worker, PostgresServer postgres, Path work, String topic,
+    private static List<Side> sides(List<String> ours, ConnectWorker worker, PostgresServer postgres, PostgresServer source, Path work,
+                                    String topic,
                                     String suffix, int count, Duration timeout, long base) {
         List<Side> sides = new ArrayList<>();
         if (ours.contains("upsert")) {
@@ -181,7 +198,7 @@ public final class SinkEndToEndBenchmark {
         if (ours.contains("hosted")) {
             sides.add(new Side(HOSTED, () -> {
                 double rate = run(worker, postgres, "asof-hosted" + suffix,
-                        hosted(postgres, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout);
+                        hosted(postgres, source, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout);
                 requireEnriched(postgres, "asof_hosted" + suffix);
                 return rate;
             }));
@@ -295,7 +312,8 @@ public final class SinkEndToEndBenchmark {
     }
 
     /** Ours, upsert, joining each event's user_id with the users row valid at its record timestamp. */
-    private static Map<String, String> hosted(PostgresServer pg, String topic, String table, Path work, String replica) {
+    private static Map<String, String> hosted(PostgresServer pg, PostgresServer source, String topic, String table, Path work,
+                                              String replica) {
         Map<String, String> c = ours(pg, topic, table, "UPSERT");
         c.put("enrich.table", "public.users");
         c.put("enrich.key.fields", "user_id");
@@ -304,13 +322,19 @@ public final class SinkEndToEndBenchmark {
         c.put("enrich.columns", "plan");
         c.put("enrich.version.metadata", "false");
         c.put("replica.name", replica);
-        c.put("replica.database.hostname", pg.host());
-        c.put("replica.database.port", Integer.toString(pg.port()));
+        c.put("replica.database.hostname", source.host());
+        c.put("replica.database.port", Integer.toString(source.port()));
         c.put("replica.database.user", PostgresServer.USER);
         c.put("replica.database.dbname", SOURCE_DATABASE);
         c.put("replica.tables", "public.users");
         c.put("replica.slot.name", replica);
         c.put("replica.path", work.resolve(replica).toString());
+        // Experiments: -Dasof.bench.hosted.extra=key=value,key=value overrides or adds hosted-side settings.
+        for (String kv : System.getProperty("asof.bench.hosted.extra", "").split(",")) {
+            if (!kv.isBlank()) {
+                c.put(kv.substring(0, kv.indexOf('=')).trim(), kv.substring(kv.indexOf('=') + 1).trim());
+            }
+        }
         return c;
     }
 

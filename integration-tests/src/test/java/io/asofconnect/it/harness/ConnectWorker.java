@@ -167,8 +167,11 @@ public final class ConnectWorker implements AutoCloseable {
     }
 
     private void start() {
-        Path log4j = PropertiesFiles.log4j2(dir, Map.of("io.asofconnect", "DEBUG"));
-        List<String> jvm = List.of("-Xms64m", "-Xmx640m", "-Dlog4j2.configurationFile=" + log4j.toUri());
+        // In production, connect-distributed.sh's heap and our classes at INFO.
+        boolean production = ManagedProcess.productionJvms();
+        Path log4j = PropertiesFiles.log4j2(dir, production ? Map.of() : Map.of("io.asofconnect", "DEBUG"));
+        List<String> jvm = List.of(production ? "-Xms256m" : "-Xms64m", production ? "-Xmx2g" : "-Xmx640m",
+                "-Dlog4j2.configurationFile=" + log4j.toUri());
         String main = launchArgs.get(0);
         process = ManagedProcess.startJava(name, TestPaths.workerClasspath(), jvm, main,
                 launchArgs.subList(1, launchArgs.size()), dir.resolve("worker.log"), environment);

@@ -83,7 +83,10 @@ public final class KafkaBroker implements AutoCloseable {
         Path config = PropertiesFiles.write(dir.resolve("server.properties"), serverProperties());
         Path log4j = PropertiesFiles.log4j2(dir, Map.of());
         String classpath = TestPaths.workerClasspath();
-        List<String> jvm = List.of("-Xms64m", "-Xmx512m", "-Dlog4j2.configurationFile=" + log4j.toUri());
+        // In production, kafka-server-start.sh's heap.
+        boolean production = ManagedProcess.productionJvms();
+        List<String> jvm = List.of(production ? "-Xms1g" : "-Xms64m", production ? "-Xmx1g" : "-Xmx512m",
+                "-Dlog4j2.configurationFile=" + log4j.toUri());
 
         ManagedProcess format = ManagedProcess.startJava("kafka-storage-format", classpath, jvm,
                 "kafka.tools.StorageTool",

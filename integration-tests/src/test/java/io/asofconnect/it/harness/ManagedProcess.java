@@ -25,6 +25,12 @@ public final class ManagedProcess implements AutoCloseable {
     private static final Set<ManagedProcess> LIVE = ConcurrentHashMap.newKeySet();
     private static final Duration GRACEFUL_STOP = Duration.ofSeconds(30);
     private static final Duration REAP = Duration.ofSeconds(15);
+    /**
+     * Set to {@code true} by a benchmark: the JVMs it starts then run as Kafka's own scripts start a broker and
+     * a worker ({@code kafka-run-class.sh}'s G1 options, both JIT tiers), not as the tests' small JVMs. C1 alone
+     * made the worker's CPU the bound of every sink measured, the sink hosting the enrichment most of all.
+     */
+    public static final String PRODUCTION_JVMS = "asof.it.production.jvms";
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(ManagedProcess::killAllLeftovers, "kill-managed-processes"));
@@ -40,9 +46,15 @@ public final class ManagedProcess implements AutoCloseable {
         this.process = process;
     }
 
+    /** True when started JVMs run as in production ({@link #PRODUCTION_JVMS}). */
+    public static boolean productionJvms() {
+        return Boolean.getBoolean(PRODUCTION_JVMS);
+    }
+
     /**
      * Starts {@code mainClass} with the given classpath; JVM options are kept small because the machine is
-     * shared (heap, serial GC, C1 only: these JVMs start often and run small loads).
+     * shared (heap, serial GC, C1 only: these JVMs start often and run small loads), unless
+     * {@link #productionJvms()}.
      */
     public static ManagedProcess startJava(String name, String classpath, List<String> jvmOptions,
                                            String mainClass, List<String> args, Path logFile) {
@@ -55,8 +67,13 @@ public final class ManagedProcess implements AutoCloseable {
                                            Map<String, String> environment) {
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-XX:+UseSerialGC");
-        command.add("-XX:TieredStopAtLevel=1");
+        if (productionJvms()) {
+            command.addAll(List.of("-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+                    "-XX:+ExplicitGCInvokesConcurrent"));
+        } else {
+            command.add("-XX:+UseSerialGC");
+            command.add("-XX:TieredStopAtLevel=1");
+        }
         command.add("-Djava.awt.headless=true");
         command.addAll(jvmOptions);
         command.add("-cp");
