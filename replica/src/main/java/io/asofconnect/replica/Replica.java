@@ -119,13 +119,29 @@ public final class Replica implements AutoCloseable {
         tracker = new WatermarkTracker(store.watermark());
         continueHistory(source, outcome.kind() == OpenOutcome.Kind.REBUILT);
         lookup = newLookup();
-        applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats, this::who);
+        applier = newApplier();
         ReplicaRegistry.bindEngine(engineName, this);
         startEngine();
         prober = new WatermarkProber(pg, config.name(), this::who, config.watermarkIntervalMs(), tracker, config.slotName(), stats);
         prober.start();
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
+    }
+
+    private BatchApplier newApplier() {
+        return new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats, this::who, this::probeAfterSnapshot);
+    }
+
+    /**
+     * Asks for a probe as soon as one can move the watermark past a snapshot that just became durable, rather than
+     * at the next scheduled probe: until then no record is answered, and the schedule is up to an interval away.
+     */
+    private void probeAfterSnapshot(long readUntil) {
+        WatermarkProber p = prober;
+        if (p != null) {
+            // No read time recorded: any probe through the slot will do.
+            p.probeAt(readUntil == Long.MIN_VALUE ? 0 : readUntil + config.watermarkSafetyMarginMs() + 1);
+        }
     }
 
     /**
@@ -325,7 +341,7 @@ public final class Replica implements AutoCloseable {
             continueHistory(source, heal);
             if (store != before) {
                 lookup = newLookup();
-                applier = new BatchApplier(config, store, tracker, offsetCodec, System::currentTimeMillis, stats, this::who);
+                applier = newApplier();
             }
             startEngine();
             health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "

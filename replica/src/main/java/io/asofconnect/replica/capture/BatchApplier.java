@@ -19,6 +19,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -77,21 +78,26 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private long committedChangeRecords;
     /** The LSN of the run the previous batch held back, or null: a batch may begin with the rest of that run. */
     private Long heldBackLsn;
+    private final LongConsumer snapshotStored;
     /** {@link #heldBackLsn} as of the last commit: where a replay after a discard starts. */
     private Long committedHeldBackLsn;
     /** The row events of the current batch, by index (null for other records); reused across batches. */
     private RowEvent[] events = new RowEvent[0];
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
-        this(config, store, tracker, offsets, clock, new ReplicaStats(), () -> "Replica " + config.name());
+        this(config, store, tracker, offsets, clock, new ReplicaStats(), () -> "Replica " + config.name(), readUntil -> {
+        });
     }
 
     /**
      * @param stats told what each commit made durable
      * @param who   how problem lines name the replica and the tasks using it
+     * @param snapshotStored told, once the commit that ends an initial snapshot is durable, the time the snapshot
+     *                       read its last row: the watermark waits for a probe stamped past it plus the safety margin
      */
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock,
-                        ReplicaStats stats, Supplier<String> who) {
+                        ReplicaStats stats, Supplier<String> who, LongConsumer snapshotStored) {
+        this.snapshotStored = snapshotStored;
         this.stats = stats;
         this.who = who;
         this.progress = new SnapshotProgress(config.name(), stats, clock);
@@ -146,6 +152,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             boolean watermarkAdvanced = pending.watermark > Math.max(store.watermark(), tracker.get());
             if (policy.due(pending.records, now - lastCommit, watermarkAdvanced, snapshotEnded)) {
                 commit(committer, now);
+                if (snapshotEnded) {
+                    snapshotStored.accept(snapshotReadUntil());
+                }
             }
         } catch (RuntimeException e) {
             discardPending();

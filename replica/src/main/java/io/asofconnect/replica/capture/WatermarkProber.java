@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -88,6 +89,21 @@ public final class WatermarkProber implements AutoCloseable {
 
     public void start() {
         timer.scheduleWithFixedDelay(this::probe, 0, intervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * One extra probe, at local time {@code atMillis} or at once if that has passed, besides the schedule. For a
+     * moment the watermark must pass soon and the schedule would reach late: after an initial snapshot the
+     * watermark can only move once a probe stamped past the snapshot's last read (plus the safety margin) comes
+     * through, and the next scheduled probe is up to a whole interval away. Runs on the probes' own thread, so
+     * it never overlaps one; ignored once the prober is closed.
+     */
+    public void probeAt(long atMillis) {
+        try {
+            timer.schedule(this::probe, Math.max(0, atMillis - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            // Closing: nothing is waiting for this probe any more.
+        }
     }
 
     /** The last probe's error, or null when the last probe went through. */
