@@ -54,9 +54,17 @@ import java.util.stream.Stream;
  * 2-core machine one round of either side has varied by up to 2.5x within an hour, enough to flip a ratio.
  *
  * <p>Order bias: before the measured round, a warm-up round of the same phases runs on a smaller table of its
- * own ({@code public.warmup}, a tenth of N, at least {@value #MIN_WARMUP} rows) through both sides, each with
- * its own slot and store, and is discarded: both sides enter the measured round with warm JIT code, so the
- * side that runs first no longer pays for it alone.
+ * own ({@code public.warmup}, a third of N, between {@value #MIN_WARMUP} and {@value #MAX_WARMUP} rows) through
+ * both sides, each with its own slot and store, and is discarded: both sides enter the measured round with warm
+ * JIT code, so the side that runs first no longer pays for it alone. A tenth of N was too little at 100,000
+ * rows: the first measured round still took 2.4 s (replica) and 1.3 s (peer) against 1.3 s and 0.8 s in the
+ * third.
+ *
+ * <p>Heap: run it with a fixed, pre-touched heap ({@code -Xms4g -Xmx8g -XX:+AlwaysPreTouch}, as
+ * {@code benchmarks/run-all} does). On this virtual machine the first touch of memory the JVM has not used
+ * before costs system time, and a heap growing by the gigabytes the engine allocates (Debezium builds a JSON
+ * mapper per event for its metrics) made single rounds of either side up to three times slower: with a
+ * default heap, one run's peer took 3.1-4.2 s for rounds the next run's took 0.8-1.0 s in.
  *
  * <p>End of a phase: the peer counts the change events delivered to it (op {@code r} then {@code u}). The
  * replica's end is its watermark passing the phase's start: the watermark contract says every change committed
@@ -91,7 +99,7 @@ public final class ReplicaIngestBenchmark {
         System.out.printf("Replica ingest benchmark: %,d rows%s, %d measured round%s%n", n, snapshotOnly ? ", snapshot only" : "",
                 rounds, rounds == 1 ? "" : "s");
         try (BenchPostgres pg = new BenchPostgres("replica-ingest")) {
-            int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 10));
+            int warmup = Math.max(MIN_WARMUP, Math.min(MAX_WARMUP, n / 3));
             System.out.printf("warm-up round, %,d rows (discarded):%n", warmup);
             round(pg, "warm", WARMUP_TABLE, warmup, snapshotOnly, false);
             List<double[]> measured = new ArrayList<>();
