@@ -88,6 +88,22 @@ final class BenchPostgres implements AutoCloseable {
     }
 
     /** The price row k was loaded with; each {@link #updateAll} adds 1. */
+    /**
+     * Bytes of WAL the slot makes the server decode again when streaming restarts: from its restart LSN to its
+     * confirmed flush LSN (the server moves the restart LSN only at a running-transactions record, logged every
+     * 15 s while the server is busy, once the client has confirmed past it). -1 if there is no such slot.
+     */
+    long walToDecodeAgain(String slot) throws SQLException {
+        try (Connection c = pg.getPostgresDatabase().getConnection();
+             var ps = c.prepareStatement("SELECT pg_wal_lsn_diff(confirmed_flush_lsn, restart_lsn)::bigint"
+                     + " FROM pg_replication_slots WHERE slot_name = ?")) {
+            ps.setString(1, slot);
+            try (var rs = ps.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : -1;
+            }
+        }
+    }
+
     static BigDecimal originalPrice(int k) {
         return BigDecimal.valueOf(k % 10_000, 2);
     }
