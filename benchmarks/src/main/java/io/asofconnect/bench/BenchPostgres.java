@@ -87,7 +87,6 @@ final class BenchPostgres implements AutoCloseable {
         System.out.printf("  (source: %,d rows of %s updated in %.1f s)%n", n, table, (System.nanoTime() - started) / 1e9);
     }
 
-    /** The price row k was loaded with; each {@link #updateAll} adds 1. */
     /**
      * Bytes of WAL the slot makes the server decode again when streaming restarts: from its restart LSN to its
      * confirmed flush LSN (the server moves the restart LSN only at a running-transactions record, logged every
@@ -104,6 +103,7 @@ final class BenchPostgres implements AutoCloseable {
         }
     }
 
+    /** The price row k was loaded with; each {@link #updateAll} adds 1. */
     static BigDecimal originalPrice(int k) {
         return BigDecimal.valueOf(k % 10_000, 2);
     }

@@ -136,11 +136,10 @@ public final class Replica implements AutoCloseable {
      * Asks for a probe as soon as one can move the watermark past a snapshot that just became durable, rather than
      * at the next scheduled probe: until then no record is answered, and the schedule is up to an interval away.
      */
-    private void probeAfterSnapshot(long readUntil) {
+    private void probeAfterSnapshot(long atMillis) {
         WatermarkProber p = prober;
         if (p != null) {
-            // No read time recorded: any probe through the slot will do.
-            p.probeAt(readUntil == Long.MIN_VALUE ? 0 : readUntil + config.watermarkSafetyMarginMs() + 1);
+            p.probeAt(atMillis);
         }
     }
 

@@ -78,26 +78,28 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
     private long committedChangeRecords;
     /** The LSN of the run the previous batch held back, or null: a batch may begin with the rest of that run. */
     private Long heldBackLsn;
-    private final LongConsumer snapshotStored;
     /** {@link #heldBackLsn} as of the last commit: where a replay after a discard starts. */
     private Long committedHeldBackLsn;
+    /** Told when a probe can first move the watermark past a snapshot that just became durable. */
+    private final LongConsumer probeWanted;
     /** The row events of the current batch, by index (null for other records); reused across batches. */
     private RowEvent[] events = new RowEvent[0];
 
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock) {
-        this(config, store, tracker, offsets, clock, new ReplicaStats(), () -> "Replica " + config.name(), readUntil -> {
+        this(config, store, tracker, offsets, clock, new ReplicaStats(), () -> "Replica " + config.name(), at -> {
         });
     }
 
     /**
      * @param stats told what each commit made durable
      * @param who   how problem lines name the replica and the tasks using it
-     * @param snapshotStored told, once the commit that ends an initial snapshot is durable, the time the snapshot
-     *                       read its last row: the watermark waits for a probe stamped past it plus the safety margin
+     * @param probeWanted told, once the commit that ends an initial snapshot is durable, the earliest local time
+     *                    a probe can be stamped at and still move the watermark past that snapshot (see
+     *                    {@link #publishable}); 0 when any probe will do
      */
     public BatchApplier(ReplicaConfig config, VersionStore store, WatermarkTracker tracker, OffsetCodec offsets, LongSupplier clock,
-                        ReplicaStats stats, Supplier<String> who, LongConsumer snapshotStored) {
-        this.snapshotStored = snapshotStored;
+                        ReplicaStats stats, Supplier<String> who, LongConsumer probeWanted) {
+        this.probeWanted = probeWanted;
         this.stats = stats;
         this.who = who;
         this.progress = new SnapshotProgress(config.name(), stats, clock);
@@ -153,7 +155,9 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             if (policy.due(pending.records, now - lastCommit, watermarkAdvanced, snapshotEnded)) {
                 commit(committer, now);
                 if (snapshotEnded) {
-                    snapshotStored.accept(snapshotReadUntil());
+                    long readUntil = snapshotReadUntil();
+                    // A probe counts for its time less the margin, and publishable() wants that past the last read.
+                    probeWanted.accept(readUntil == Long.MIN_VALUE ? 0 : readUntil + safetyMarginMs + 1);
                 }
             }
         } catch (RuntimeException e) {
