@@ -76,6 +76,11 @@ final class DamageReportingLookup implements VersionLookup {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        delegate.wantWatermark(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         return delegate.sourceNow();
     }

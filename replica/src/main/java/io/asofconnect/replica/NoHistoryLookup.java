@@ -56,6 +56,11 @@ final class NoHistoryLookup implements VersionLookup {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        watermark.want(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         return watermark.sourceNow();
     }

@@ -124,6 +124,14 @@ public final class Replica implements AutoCloseable {
         startEngine();
         prober = new WatermarkProber(pg, config.name(), this::who, config.watermarkIntervalMs(), tracker, config.slotName(), stats);
         prober.start();
+        // A probe stamped at T + margin lets the watermark reach T (the applier subtracts the margin).
+        long margin = config.watermarkSafetyMarginMs();
+        tracker.onWanted(t -> {
+            WatermarkProber p = prober;
+            if (p != null) {
+                p.probeFor(t + margin);
+            }
+        });
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
     }

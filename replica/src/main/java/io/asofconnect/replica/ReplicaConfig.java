@@ -207,9 +207,10 @@ public final class ReplicaConfig extends AbstractConfig {
                         g, ++o, ConfigDef.Width.SHORT, "Retention")
                 .define(WATERMARK_INTERVAL_MS, Type.LONG, WATERMARK_INTERVAL_MS_DEFAULT, ConfigDef.Range.between(10, 3_600_000), Importance.MEDIUM,
                         "How often the watermark is probed (a logical decoding message through the slot), in milliseconds. It bounds"
-                                + " how far the watermark trails the source, hence how long records wait for it (read-your-writes"
-                                + " holds each record about this long), and keeps the slot advancing while the tables are idle."
-                                + " Each probe costs the source one small WAL message and one transaction id (its commit flushes"
+                                + " how far the watermark trails the source while nobody waits for it, and keeps the slot advancing while"
+                                + " the tables are idle. A record held for the watermark (read-your-writes, or an event time past it) asks"
+                                + " for a probe of its own, at most one every 20 ms, so it waits about one probe's way through the slot"
+                                + " rather than up to an interval. Each probe costs the source one small WAL message and one transaction id (its commit flushes"
                                 + " the message to the walsender at once), and the replica one store commit."
                                 + " Default: " + WATERMARK_INTERVAL_MS_DEFAULT + ".",
                         g, ++o, ConfigDef.Width.SHORT, "Watermark interval")

@@ -85,6 +85,11 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        lookup().wantWatermark(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         return lookup().sourceNow();
     }

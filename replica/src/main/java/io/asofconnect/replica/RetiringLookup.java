@@ -71,6 +71,12 @@ final class RetiringLookup implements VersionLookup {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        // A wish to the tracker, which outlives the store: harmless after retirement.
+        delegate.wantWatermark(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         // A clock reading, not a store read: valid after retirement too.
         return delegate.sourceNow();

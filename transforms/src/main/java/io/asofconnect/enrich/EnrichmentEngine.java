@@ -354,6 +354,8 @@ public final class EnrichmentEngine implements AutoCloseable {
     private <R extends ConnectRecord<R>> EnrichOutcome<R> notYetVisible(R record, RowKey key, long visibleAt, long watermark,
                                                                          boolean late, String what) {
         if (!late) {
+            // The replica can move its watermark there sooner than its probe schedule would, if it knows.
+            lookup.wantWatermark(visibleAt);
             return new NotYetVisible<>(visibleAt, watermark);
         }
         String table = config.table();

@@ -61,6 +61,11 @@ public final class MeteredLookup implements VersionLookup {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        lookup.wantWatermark(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         return lookup.sourceNow();
     }

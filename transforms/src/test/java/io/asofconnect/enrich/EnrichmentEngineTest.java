@@ -105,6 +105,14 @@ class EnrichmentEngineTest {
     }
 
     @Test
+    void aRecordThatMustWaitTellsTheReplicaWhichWatermarkItWaitsFor() {
+        EnrichmentEngine e = engine();
+        e.tryEnrich(order(1, 7, 10_001));
+        e.tryEnrich(order(2, 7, 9_000));
+        assertThat(replica.wanted()).as("only the record past the watermark waits, for its own event time").containsExactly(10_001L);
+    }
+
+    @Test
     void enrichBlockingWaitsForTheWatermarkToPass() throws Exception {
         EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "20000");
         CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 12_000)));

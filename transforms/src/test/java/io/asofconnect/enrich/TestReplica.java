@@ -11,7 +11,9 @@ import io.asofconnect.store.WatermarkTracker;
 import org.apache.kafka.connect.data.Struct;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -27,11 +29,18 @@ public final class TestReplica implements AutoCloseable {
     private final AtomicLong sourceClock = new AtomicLong(0);
     private final WatermarkTracker watermark = new WatermarkTracker(Long.MIN_VALUE, sourceClock::get);
     private final StoreBackedLookup lookup;
+    /** The watermarks readers said they wait for, in order: what the replica would ask its prober to probe for. */
+    private final List<Long> wanted = new CopyOnWriteArrayList<>();
     private long lsn = 0x1000;
 
     public TestReplica(Path dir, String... tables) {
         this.store = MapDbVersionStore.open(dir.resolve("replica.db"), StoreOptions.defaults());
         this.lookup = new StoreBackedLookup(store, watermark, Set.of(tables));
+        watermark.onWanted(wanted::add);
+    }
+
+    public List<Long> wanted() {
+        return wanted;
     }
 
     public VersionLookup lookup() {

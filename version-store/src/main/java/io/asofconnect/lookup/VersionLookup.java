@@ -52,6 +52,13 @@ public interface VersionLookup {
     boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException;
 
     /**
+     * Tells the replica that a reader is waiting for {@code watermark() >= timestamp}, so that it can move the
+     * watermark there sooner than its schedule would. Never blocks and never changes what any lookup answers:
+     * only when the watermark passes. Abstract rather than a no-op default so that every wrapper passes it on.
+     */
+    void wantWatermark(long timestamp);
+
+    /**
      * Now, in epoch millis on the clock of the source database, the clock of the {@linkplain #watermark()
      * watermark} and of commit times; never behind it. A reader that needs every change committed before now
      * waits for {@code watermark() >= sourceNow()} taken now (read-your-writes).

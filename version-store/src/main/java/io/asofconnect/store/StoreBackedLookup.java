@@ -91,6 +91,11 @@ public final class StoreBackedLookup implements VersionLookup {
     }
 
     @Override
+    public void wantWatermark(long timestamp) {
+        watermark.want(timestamp);
+    }
+
+    @Override
     public long sourceNow() {
         return watermark.sourceNow();
     }

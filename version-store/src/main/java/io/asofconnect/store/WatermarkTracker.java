@@ -3,6 +3,7 @@ package io.asofconnect.store;
 import java.time.Duration;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -17,6 +18,7 @@ public final class WatermarkTracker {
     private volatile long watermark;
     /** Source clock minus local clock, an upper bound (see {@link #observeSourceClock}); 0 until observed. */
     private volatile long sourceClockAheadMs;
+    private volatile LongConsumer wanted = t -> { };
 
     public WatermarkTracker(long initial) {
         this(initial, System::currentTimeMillis);
@@ -79,6 +81,21 @@ public final class WatermarkTracker {
             return true;
         } finally {
             lock.unlock();
+        }
+    }
+
+    /**
+     * Who is told of a watermark a reader waits for (see {@link #want}); the replica asks its prober for a probe
+     * that moves the watermark there.
+     */
+    public void onWanted(LongConsumer listener) {
+        this.wanted = listener;
+    }
+
+    /** A reader waits for the watermark to reach {@code timestamp}; passed on only while it has not. */
+    public void want(long timestamp) {
+        if (timestamp > watermark) {
+            wanted.accept(timestamp);
         }
     }
 

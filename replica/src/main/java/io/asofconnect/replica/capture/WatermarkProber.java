@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -50,6 +51,14 @@ public final class WatermarkProber implements AutoCloseable {
      * warn for nothing; a probe that takes this long means the source is really unwell.
      */
     private static final int QUERY_TIMEOUT_SECONDS = 10;
+    /**
+     * The least time between two probes asked for by readers ({@link #probeFor}). Each costs the source one
+     * short transaction; records keep arriving while one is on its way, and one probe answers all that arrived
+     * before it, so asking more often would add load without holding records for less.
+     */
+    static final long DEMAND_SPACING_MS = 20;
+    /** The latest source time a probe has been asked for by {@link #probeFor}; later wishes need a new one. */
+    private final AtomicLong demandedUpTo = new AtomicLong(Long.MIN_VALUE);
     private final ScheduledExecutorService timer;
     private final WatermarkTracker clock;
     private final String slotName;
@@ -88,7 +97,7 @@ public final class WatermarkProber implements AutoCloseable {
     }
 
     public void start() {
-        timer.scheduleWithFixedDelay(this::probe, 0, intervalMs, TimeUnit.MILLISECONDS);
+        timer.scheduleWithFixedDelay(() -> probe(), 0, intervalMs, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -100,9 +109,54 @@ public final class WatermarkProber implements AutoCloseable {
      */
     public void probeAt(long atMillis) {
         try {
-            timer.schedule(this::probe, Math.max(0, atMillis - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
+            timer.schedule(() -> probe(), Math.max(0, atMillis - System.currentTimeMillis()), TimeUnit.MILLISECONDS);
         } catch (RejectedExecutionException closed) {
             // Closing: nothing is waiting for this probe any more.
+        }
+    }
+
+    /**
+     * A probe stamped at or after {@code sourceMillis} (the source's clock) as soon as the source's clock gets
+     * there, besides the schedule: a reader holds records until the watermark passes a time, and the scheduled
+     * probe that would let it is up to an interval away. Wishes that an earlier one already covers, or that lie
+     * an interval or more ahead (the schedule gets there as soon), ask for nothing; asked-for probes are at least
+     * {@link #DEMAND_SPACING_MS} apart. Never blocks; runs on the probes' own thread; ignored once closed.
+     */
+    public void probeFor(long sourceMillis) {
+        long now = clock.sourceNow();
+        if (sourceMillis - now >= intervalMs) {
+            return;
+        }
+        long target;
+        while (true) {
+            long asked = demandedUpTo.get();
+            if (sourceMillis <= asked) {
+                return;
+            }
+            target = asked == Long.MIN_VALUE ? sourceMillis : Math.max(sourceMillis, asked + DEMAND_SPACING_MS);
+            if (demandedUpTo.compareAndSet(asked, target)) {
+                break;
+            }
+        }
+        schedule(target, target - now);
+    }
+
+    private void schedule(long target, long delayMs) {
+        try {
+            timer.schedule(() -> probeUntil(target), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException closed) {
+            // Closing: nothing is waiting for this probe any more.
+        }
+    }
+
+    /**
+     * Probes, and probes again later if the stamp came short of {@code target}: {@link WatermarkTracker#sourceNow}
+     * may run ahead of the source by a round trip. A failed probe is left to the schedule, which retries anyway.
+     */
+    private void probeUntil(long target) {
+        long stamp = probe();
+        if (stamp != Long.MIN_VALUE && stamp < target) {
+            schedule(target, target - stamp);
         }
     }
 
@@ -111,7 +165,9 @@ public final class WatermarkProber implements AutoCloseable {
         return lastError;
     }
 
-    private void probe() {
+    /** @return the probe's stamp on the source's clock, or {@link Long#MIN_VALUE} when it failed */
+    private long probe() {
+        long stamp;
         try {
             if (connection == null || connection.isClosed()) {
                 connection = connector.open("watermark prober");
@@ -123,7 +179,8 @@ public final class WatermarkProber implements AutoCloseable {
                 long sentAt = System.currentTimeMillis();
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    clock.observeSourceClock(rs.getLong(1), sentAt);
+                    stamp = rs.getLong(1);
+                    clock.observeSourceClock(stamp, sentAt);
                 }
             }
             if (slotName != null) {
@@ -133,6 +190,7 @@ public final class WatermarkProber implements AutoCloseable {
                 LOG.info("Watermark probes for {} go through again", prefix);
             }
             lastError = null;
+            return stamp;
         } catch (SQLException | RuntimeException e) {
             if (lastError == null) {
                 LOG.warn("{}: watermark probe failed, retrying every {} ms; records wait until it succeeds: {}. Check that the"
@@ -141,6 +199,7 @@ public final class WatermarkProber implements AutoCloseable {
             }
             lastError = e.getMessage();
             closeConnection();
+            return Long.MIN_VALUE;
         }
     }
 

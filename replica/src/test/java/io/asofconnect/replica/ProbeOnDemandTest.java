@@ -1,0 +1,76 @@
+package io.asofconnect.replica;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Probes asked for when someone waits, not left to the schedule. Here the interval is a minute, so a replica
+ * that waited for its next scheduled probe would keep its readers waiting for up to that long.
+ * <ul>
+ *   <li>After an initial snapshot the watermark may only pass a probe stamped later than the snapshot's last
+ *       read (plus the safety margin), and until it does the replica answers nothing.</li>
+ *   <li>A reader holding records until the watermark passes a time says so, and gets a probe for it.</li>
+ * </ul>
+ */
+class ProbeOnDemandTest {
+    /** Far below the one-minute interval, far above a snapshot of a few rows and a probe's way through the slot. */
+    private static final Duration BOUND = Duration.ofSeconds(15);
+
+    private static SourceDb db;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startDb() {
+        db = SourceDb.start("logical", Map.of("synchronous_commit", "on"));
+    }
+
+    @AfterAll
+    static void stopDb() {
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    @Test
+    void theWatermarkPassesTheStartSoonAfterTheSnapshotWithoutWaitingForTheNextScheduledProbe() throws Exception {
+        db.exec("CREATE TABLE public.dims (id int PRIMARY KEY, v text)",
+                "INSERT INTO public.dims SELECT g, 'v' || g FROM generate_series(1, 100) g");
+        Map<String, Object> props = db.props("snapwm", "snapwm_slot", dir, "public.dims");
+        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
+        long before = System.currentTimeMillis();
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            assertThat(h.awaitWatermark(before, BOUND))
+                    .as("watermark passes the moment before the replica started within %s (health %s)", BOUND, h.health())
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void aReaderThatWantsTheWatermarkPastNowGetsAProbeForItWithoutWaitingForTheSchedule() throws Exception {
+        db.exec("CREATE TABLE public.wanted (id int PRIMARY KEY, v text)", "INSERT INTO public.wanted VALUES (1, 'a')");
+        Map<String, Object> props = db.props("wantwm", "wantwm_slot", dir, "public.wanted");
+        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            assertThat(h.awaitWatermark(System.currentTimeMillis(), BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            // Three wishes in a row, each past the watermark the previous one brought: every one needs a probe of its
+            // own, so one left to the schedule would wait a minute.
+            for (int i = 0; i < 3; i++) {
+                long now = h.sourceNow();
+                h.wantWatermark(now);
+                assertThat(h.awaitWatermark(now, BOUND))
+                        .as("wish %d: the watermark passes %d within %s (now %d, health %s)", i, now, BOUND, h.watermark(), h.health())
+                        .isTrue();
+            }
+        }
+    }
+}
