@@ -81,6 +81,21 @@ final class DamageReportingLookup implements VersionLookup {
     }
 
     @Override
+    public long receiptWatermark() {
+        return delegate.receiptWatermark();
+    }
+
+    @Override
+    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
+        return delegate.awaitReceiptWatermark(receipt, timeout);
+    }
+
+    @Override
+    public void wantReceiptWatermark(long receipt) {
+        delegate.wantReceiptWatermark(receipt);
+    }
+
+    @Override
     public long sourceNow() {
         return delegate.sourceNow();
     }

@@ -61,6 +61,21 @@ final class NoHistoryLookup implements VersionLookup {
     }
 
     @Override
+    public long receiptWatermark() {
+        return watermark.receiptWatermark();
+    }
+
+    @Override
+    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
+        return watermark.awaitReceipts(receipt, timeout);
+    }
+
+    @Override
+    public void wantReceiptWatermark(long receipt) {
+        watermark.wantReceipts(receipt);
+    }
+
+    @Override
     public long sourceNow() {
         return watermark.sourceNow();
     }

@@ -132,6 +132,13 @@ public final class Replica implements AutoCloseable {
                 p.probeFor(t + margin);
             }
         });
+        // A receipt needs no margin: any probe sent after it will do.
+        tracker.onReceiptWanted(() -> {
+            WatermarkProber p = prober;
+            if (p != null) {
+                p.probeSoon();
+            }
+        });
         LOG.info("Replica {} started ({} tables, slot {}, store {})", config.name(), config.tables().size(), config.slotName(),
                 outcome.kind());
     }

@@ -90,6 +90,21 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     }
 
     @Override
+    public long receiptWatermark() {
+        return lookup().receiptWatermark();
+    }
+
+    @Override
+    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
+        return lookup().awaitReceiptWatermark(receipt, timeout);
+    }
+
+    @Override
+    public void wantReceiptWatermark(long receipt) {
+        lookup().wantReceiptWatermark(receipt);
+    }
+
+    @Override
     public long sourceNow() {
         return lookup().sourceNow();
     }

@@ -77,6 +77,23 @@ final class RetiringLookup implements VersionLookup {
     }
 
     @Override
+    public long receiptWatermark() {
+        return read(delegate::receiptWatermark);
+    }
+
+    @Override
+    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
+        // Waits on the watermark tracker only, which outlives the store.
+        return delegate.awaitReceiptWatermark(receipt, timeout);
+    }
+
+    @Override
+    public void wantReceiptWatermark(long receipt) {
+        // A wish to the tracker, which outlives the store: harmless after retirement.
+        delegate.wantReceiptWatermark(receipt);
+    }
+
+    @Override
     public long sourceNow() {
         // A clock reading, not a store read: valid after retirement too.
         return delegate.sourceNow();

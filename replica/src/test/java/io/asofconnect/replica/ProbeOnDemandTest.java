@@ -1,5 +1,7 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.lookup.LookupResult;
+import io.asofconnect.lookup.RowKey;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,6 +20,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>After an initial snapshot the watermark may only pass a probe stamped later than the snapshot's last
  *       read (plus the safety margin), and until it does the replica answers nothing.</li>
  *   <li>A reader holding records until the watermark passes a time says so, and gets a probe for it.</li>
+ *   <li>A reader holding a record until the receipt watermark passes its receipt gets a probe sent after it, and
+ *       the probe covers the receipt without the safety margin; probes of another instance of the replica do not.</li>
  * </ul>
  */
 class ProbeOnDemandTest {
@@ -71,6 +75,53 @@ class ProbeOnDemandTest {
                         .as("wish %d: the watermark passes %d within %s (now %d, health %s)", i, now, BOUND, h.watermark(), h.health())
                         .isTrue();
             }
+        }
+    }
+
+    @Test
+    void aProbeSentAfterAReceiptCoversItWithoutTheSafetyMarginAndShowsWhatWasCommittedBefore() throws Exception {
+        db.exec("CREATE TABLE public.receipts (id int PRIMARY KEY, v text)", "INSERT INTO public.receipts VALUES (1, 'a')");
+        Map<String, Object> props = db.props("rcptwm", "rcptwm_slot", dir, "public.receipts");
+        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
+        // Far above a probe's way through the slot, so the watermark trails every receipt here (the first one
+        // comes that much after the snapshot).
+        props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            for (int i = 0; i < 3; i++) {
+                String value = "committed before receipt " + i;
+                db.exec("UPDATE public.receipts SET v = '" + value + "' WHERE id = 1");
+                long receipt = h.sourceNow();
+                h.wantReceiptWatermark(receipt);
+                assertThat(h.awaitReceiptWatermark(receipt, BOUND))
+                        .as("receipt %d: the receipt watermark passes %d within %s (it is %d, health %s)", i, receipt, BOUND,
+                                h.receiptWatermark(), h.health())
+                        .isTrue();
+                assertThat(h.watermark()).as("the watermark is still short of the receipt by the margin").isLessThan(receipt);
+                LookupResult current = h.current("public.receipts", RowKey.of(1));
+                assertThat(current).isInstanceOf(LookupResult.Found.class);
+                assertThat(((LookupResult.Found) current).version().row().getString("v")).isEqualTo(value);
+            }
+        }
+    }
+
+    @Test
+    void aProbeOfAnotherInstanceOfTheReplicaDoesNotCoverReceipts() throws Exception {
+        db.exec("CREATE TABLE public.foreign_probe (id int PRIMARY KEY)", "INSERT INTO public.foreign_probe VALUES (1)");
+        Map<String, Object> props = db.props("fprobe", "fprobe_slot", dir, "public.foreign_probe");
+        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
+        props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
+        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
+            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            // What an earlier process of this replica left in the slot: its tokens are readings of another clock.
+            long farAhead = h.sourceNow() + 3_600_000;
+            db.exec("SELECT pg_logical_emit_message(false, 'asof-connect.watermark.fprobe', "
+                    + "(extract(epoch from clock_timestamp()) * 1000)::bigint::text || ' " + farAhead + " 12345'), txid_current()");
+            long receipt = h.sourceNow();
+            h.wantReceiptWatermark(receipt);
+            // Our own probe, sent after the forged one, comes through after it.
+            assertThat(h.awaitReceiptWatermark(receipt, BOUND)).as("health %s", h.health()).isTrue();
+            assertThat(h.receiptWatermark()).as("the other instance's token counts for nothing").isLessThan(farAhead - 1);
         }
     }
 }

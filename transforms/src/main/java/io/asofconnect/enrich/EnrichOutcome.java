@@ -19,11 +19,17 @@ public sealed interface EnrichOutcome<R extends ConnectRecord<R>> {
 
     /**
      * The replica's watermark ({@code watermark}) has not reached {@code visibleAt} yet: the record's event time
-     * (answering now could differ from answering on a replay), or the time the record reached the connector
-     * (changes committed before it may not be applied yet). The caller waits (the transform, bounded) or pauses
-     * the partition and asks again (the sink); after its wait it calls {@link EnrichmentEngine#resolveLate}.
+     * (answering now could differ from answering on a replay), or, when {@code receipt}, the time the record
+     * reached the connector (changes committed before it may not be applied yet), which waits for the receipt
+     * watermark instead ({@code watermark} is then that one; {@code VersionLookup#receiptWatermark}). The caller
+     * waits (the transform, bounded) or pauses the partition and asks again (the sink); after its wait it calls
+     * {@link EnrichmentEngine#resolveLate}.
      */
-    record NotYetVisible<R extends ConnectRecord<R>>(long visibleAt, long watermark) implements EnrichOutcome<R> {
+    record NotYetVisible<R extends ConnectRecord<R>>(long visibleAt, long watermark, boolean receipt) implements EnrichOutcome<R> {
+        /** A wait for the watermark to pass an event time (or a rebuilt history's start). */
+        public NotYetVisible(long visibleAt, long watermark) {
+            this(visibleAt, watermark, false);
+        }
     }
 
     /** The record is to be dropped ({@code enrich.on.miss=DROP}). */

@@ -273,7 +273,9 @@ public final class EnrichmentEngine implements AutoCloseable {
             long remaining = deadline - System.nanoTime();
             boolean passed;
             try {
-                passed = remaining > 0 && lookup.awaitWatermark(n.visibleAt(), Duration.ofNanos(remaining));
+                passed = remaining > 0 && (n.receipt()
+                        ? lookup.awaitReceiptWatermark(n.visibleAt(), Duration.ofNanos(remaining))
+                        : lookup.awaitWatermark(n.visibleAt(), Duration.ofNanos(remaining)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
@@ -316,15 +318,15 @@ public final class EnrichmentEngine implements AutoCloseable {
     /** @param received the record's read-your-writes bound ({@link ReceiptTimes#of}) */
     private <R extends ConnectRecord<R>> EnrichOutcome<R> lookUp(R record, RowKey key, long received, boolean late) {
         String table = config.table();
-        long w = lookup.watermark();
-        if (received > w) {
-            return notYetVisible(record, key, received, w, late, "the time the record reached the connector");
+        long covered = lookup.receiptWatermark();
+        if (received > covered) {
+            return notYetVisible(record, key, received, covered, true, late, "the time the record reached the connector");
         }
         if (config.mode() == Mode.CURRENT) {
             LookupResult current = lookup.current(table, key);
             if (current instanceof LookupResult.NotYetVisible n) {
                 // Only a replica without history (being rebuilt) answers "current" so: hold until it has one.
-                return notYetVisible(record, key, Math.max(received, n.watermark() + 1), n.watermark(), late,
+                return notYetVisible(record, key, Math.max(received, n.watermark() + 1), n.watermark(), false, late,
                         "the start of the rebuilt replica's history");
             }
             return decide(record, current, null);
@@ -340,7 +342,7 @@ public final class EnrichmentEngine implements AutoCloseable {
             result = lookup.asOf(table, key, eventTime);
         }
         if (result instanceof LookupResult.NotYetVisible n) {
-            return notYetVisible(record, key, eventTime, n.watermark(), late, "the record's event time");
+            return notYetVisible(record, key, eventTime, n.watermark(), false, late, "the record's event time");
         }
         return decide(record, result, null);
     }
@@ -349,14 +351,19 @@ public final class EnrichmentEngine implements AutoCloseable {
      * A record that cannot be answered until the watermark passes {@code visibleAt}: {@link NotYetVisible}, or,
      * once the caller's wait is over ({@code late}), {@code enrich.on.late}.
      *
-     * @param what what {@code visibleAt} is, for the message
+     * @param receipt whether {@code visibleAt} is the record's receipt, which the receipt watermark answers
+     * @param what    what {@code visibleAt} is, for the message
      */
     private <R extends ConnectRecord<R>> EnrichOutcome<R> notYetVisible(R record, RowKey key, long visibleAt, long watermark,
-                                                                         boolean late, String what) {
+                                                                         boolean receipt, boolean late, String what) {
         if (!late) {
             // The replica can move its watermark there sooner than its probe schedule would, if it knows.
-            lookup.wantWatermark(visibleAt);
-            return new NotYetVisible<>(visibleAt, watermark);
+            if (receipt) {
+                lookup.wantReceiptWatermark(visibleAt);
+            } else {
+                lookup.wantWatermark(visibleAt);
+            }
+            return new NotYetVisible<>(visibleAt, watermark, receipt);
         }
         String table = config.table();
         if (config.onLate() == EnrichConfig.OnLate.FAIL) {

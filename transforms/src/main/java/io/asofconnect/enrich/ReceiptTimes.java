@@ -8,8 +8,8 @@ import org.apache.kafka.connect.sink.SinkRecord;
 /**
  * When records reached the connector, as a time on the source database's clock: the read-your-writes bound of
  * {@code enrich.read.your.writes}. Every change committed before a record was produced was committed before the
- * record reached the connector, so once the replica's watermark (a commit time on that clock) has passed this
- * time, the replica has applied all of them. The clock is the replica's reading of the source's
+ * record reached the connector, so once the replica's receipt watermark ({@link VersionLookup#receiptWatermark})
+ * has passed this time, the replica has applied all of them. The clock is the replica's reading of the source's
  * ({@link VersionLookup#sourceNow}), so a worker whose own clock is behind the database's cannot make the
  * bound too early.
  */

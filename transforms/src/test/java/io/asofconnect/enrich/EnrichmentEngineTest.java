@@ -363,8 +363,8 @@ class EnrichmentEngineTest {
         EnrichmentEngine e = engine();
         replica.setSourceClock(10_500);
         // Event time 5_000 is well below the watermark (10_000), but the record arrived at 10_500.
-        assertThat(e.tryEnrich(order(1, 7, 5_000))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
-        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        assertThat(e.tryEnrich(order(1, 7, 5_000))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
+        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
         // A change committed at 10_200, before the record arrived, backdated to 3_000 (an application-time column).
         replica.put(CUSTOMERS, RowKey.of(7), 3_000, customerV1(7, "backdated", "1.00"));
         replica.commit(10_499);
@@ -374,16 +374,35 @@ class EnrichmentEngineTest {
     }
 
     @Test
+    void aReceiptIsAnsweredOnceAProbeSentAfterItCameThroughWithoutWaitingForTheWatermark() {
+        EnrichmentEngine e = engine();
+        replica.setSourceClock(10_500);
+        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
+        assertThat(replica.receiptProbesWanted()).as("the held record asks for a probe").isPositive();
+        assertThat(replica.wanted()).as("and not for the watermark to pass its receipt plus the margin").isEmpty();
+        // Committed before the record arrived, backdated to 3_000; the watermark stays at 10_000 (its probe's stamp
+        // less the margin), but a probe sent after the receipt (token 10_501) has come through.
+        replica.put(CUSTOMERS, RowKey.of(7), 3_000, customerV1(7, "backdated", "1.00"));
+        replica.commitProbe(10_500);
+        assertThat(e.tryEnrich(order(1, 7, 5_000), 10_500)).as("a probe sent at the receipt itself may precede it")
+                .isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_499, true));
+        replica.commitProbe(10_501);
+        assertThat(nested(enriched(e.tryEnrich(order(1, 7, 5_000), 10_500))).getString("name")).isEqualTo("backdated");
+        assertThat(e.tryEnrich(order(1, 7, 10_200), 10_500)).as("an event time past the watermark still waits for the watermark")
+                .isEqualTo(new NotYetVisible<SinkRecord>(10_200, 10_000, false));
+    }
+
+    @Test
     void currentAndVersionModesWaitForTheTimeTheRecordWasReceivedToo() {
         replica.setSourceClock(10_500);
         EnrichmentEngine current = engine(EnrichConfig.MODE, "CURRENT");
-        assertThat(current.tryEnrich(order(1, 7, 1_500))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        assertThat(current.tryEnrich(order(1, 7, 1_500))).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
         Schema event = org.apache.kafka.connect.data.SchemaBuilder.struct().field("cid", Schema.INT32_SCHEMA)
                 .field("v", Schema.STRING_SCHEMA).build();
         EnrichmentEngine version = new EnrichmentEngine(new EnrichConfig(Map.of(EnrichConfig.TABLE, CUSTOMERS,
                 EnrichConfig.KEY_FIELDS, "cid", EnrichConfig.MODE, "VERSION", EnrichConfig.VERSION_FIELD, "v")), replica.lookup());
         SinkRecord named = new SinkRecord("t", 0, null, null, event, new Struct(event).put("cid", 7).put("v", alice1.id().toString()), 0);
-        assertThat(version.tryEnrich(named)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        assertThat(version.tryEnrich(named)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
 
         replica.put(CUSTOMERS, RowKey.of(7), 10_300, customerV1(7, "committed before the record", "2.00"));
         replica.commit(10_600);
@@ -399,11 +418,11 @@ class EnrichmentEngineTest {
         SinkRecord base = order(1, 7, 5_000);
         SinkRecord appended = new SinkRecord(base.topic(), base.kafkaPartition(), base.keySchema(), base.key(), base.valueSchema(),
                 base.value(), base.kafkaOffset(), 10_700L, TimestampType.LOG_APPEND_TIME, base.headers());
-        assertThat(e.tryEnrich(appended, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_700, 10_000));
+        assertThat(e.tryEnrich(appended, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_700, 10_000, true));
         // Under CreateTime the timestamp is the producer's (here an event time) and says nothing of the receipt.
         SinkRecord created = new SinkRecord(base.topic(), base.kafkaPartition(), base.keySchema(), base.key(), base.valueSchema(),
                 base.value(), base.kafkaOffset(), 10_700L, TimestampType.CREATE_TIME, base.headers());
-        assertThat(e.tryEnrich(created, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000));
+        assertThat(e.tryEnrich(created, 10_500)).isEqualTo(new NotYetVisible<SinkRecord>(10_500, 10_000, true));
     }
 
     @Test

@@ -31,16 +31,23 @@ public final class TestReplica implements AutoCloseable {
     private final StoreBackedLookup lookup;
     /** The watermarks readers said they wait for, in order: what the replica would ask its prober to probe for. */
     private final List<Long> wanted = new CopyOnWriteArrayList<>();
+    /** How often readers asked for a probe to pass a receipt: what the replica would ask its prober for. */
+    private final java.util.concurrent.atomic.AtomicInteger receiptProbesWanted = new java.util.concurrent.atomic.AtomicInteger();
     private long lsn = 0x1000;
 
     public TestReplica(Path dir, String... tables) {
         this.store = MapDbVersionStore.open(dir.resolve("replica.db"), StoreOptions.defaults());
         this.lookup = new StoreBackedLookup(store, watermark, Set.of(tables));
         watermark.onWanted(wanted::add);
+        watermark.onReceiptWanted(receiptProbesWanted::incrementAndGet);
     }
 
     public List<Long> wanted() {
         return wanted;
+    }
+
+    public int receiptProbesWanted() {
+        return receiptProbesWanted.get();
     }
 
     public VersionLookup lookup() {
@@ -65,6 +72,15 @@ public final class TestReplica implements AutoCloseable {
         store.setWatermark(w);
         store.commit();
         watermark.advanceTo(w);
+    }
+
+    /**
+     * Commits what was put and publishes that a probe of this replica sent with token {@code token} came through:
+     * receipts below the token are covered, the watermark stays where it is.
+     */
+    public void commitProbe(long token) {
+        store.commit();
+        watermark.advanceReceiptsTo(token);
     }
 
     /** Sets the source database's clock: records handed over from now on reached the connector at {@code t}. */

@@ -59,9 +59,32 @@ public interface VersionLookup {
     void wantWatermark(long timestamp);
 
     /**
+     * The read-your-writes bound R: every change committed before a record was received at a {@link #sourceNow()}
+     * reading at or below R has been applied. At least {@link #watermark()}; ahead of it, by up to the replica's
+     * safety margin, once a probe sent after such a reading has come through (a receipt needs the changes committed
+     * before it, which a probe sent later follows in the WAL; only commit times need the margin).
+     */
+    long receiptWatermark();
+
+    /**
+     * Waits until {@code receiptWatermark() >= receipt}, at most {@code timeout}.
+     *
+     * @return whether the receipt watermark reached {@code receipt}
+     */
+    boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException;
+
+    /**
+     * Tells the replica that a reader holds a record received at {@code receipt} until {@code receiptWatermark()}
+     * reaches it, so that it sends a probe soon. Never blocks and never changes what any lookup answers. Abstract
+     * so that every wrapper passes it on.
+     */
+    void wantReceiptWatermark(long receipt);
+
+    /**
      * Now, in epoch millis on the clock of the source database, the clock of the {@linkplain #watermark()
-     * watermark} and of commit times; never behind it. A reader that needs every change committed before now
-     * waits for {@code watermark() >= sourceNow()} taken now (read-your-writes).
+     * watermark} and of commit times; never behind it, and never lower than an earlier call returned. A reader
+     * that needs every change committed before now waits for {@code receiptWatermark() >= sourceNow()} taken now
+     * (read-your-writes).
      */
     long sourceNow();
 

@@ -96,6 +96,21 @@ public final class StoreBackedLookup implements VersionLookup {
     }
 
     @Override
+    public long receiptWatermark() {
+        return watermark.receiptWatermark();
+    }
+
+    @Override
+    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
+        return watermark.awaitReceipts(receipt, timeout);
+    }
+
+    @Override
+    public void wantReceiptWatermark(long receipt) {
+        watermark.wantReceipts(receipt);
+    }
+
+    @Override
     public long sourceNow() {
         return watermark.sourceNow();
     }

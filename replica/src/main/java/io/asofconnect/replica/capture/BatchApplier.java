@@ -139,9 +139,12 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
                     }
                     pending.snapshotRead = Math.max(pending.snapshotRead, apply(e));
                 } else {
-                    long probe = probeTime(records.get(i).record());
-                    if (probe != Long.MIN_VALUE) {
-                        pending.watermark = Math.max(pending.watermark, probe - safetyMarginMs);
+                    Probe probe = probe(records.get(i).record());
+                    if (probe != null) {
+                        pending.watermark = Math.max(pending.watermark, probe.stamp() - safetyMarginMs);
+                        if (probe.instance() == tracker.instance()) {
+                            pending.receiptToken = Math.max(pending.receiptToken, probe.token());
+                        }
                     }
                 }
                 if (i < settled) {
@@ -151,7 +154,8 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             pending.records += n;
             heldBackLsn = held.lsn();
             long now = clock.getAsLong();
-            boolean watermarkAdvanced = pending.watermark > Math.max(store.watermark(), tracker.get());
+            boolean watermarkAdvanced = pending.watermark > Math.max(store.watermark(), tracker.get())
+                    || pending.receiptToken != Long.MIN_VALUE && pending.receiptToken - 1 > tracker.receiptWatermark();
             if (policy.due(pending.records, now - lastCommit, watermarkAdvanced, snapshotEnded)) {
                 commit(committer, now);
                 if (snapshotEnded) {
@@ -210,6 +214,11 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         lastCommit = now;
         committedHeldBackLsn = heldBackLsn;
         tracker.advanceTo(watermark);
+        if (!historyStartPending()) {
+            // Everything before this replica's probes is now in the committed store. While a snapshot's history
+            // has not started, nothing is answerable anyway; the probe that starts it raises both.
+            tracker.advanceReceiptsTo(pending.receiptToken);
+        }
         for (RecordChangeEvent<SourceRecord> r : pending.settled()) {
             committer.markProcessed(r);
         }
@@ -312,7 +321,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
      * every time past the watermark is one the history will cover (readers hold it, never fail it).
      */
     private long publishable(long candidate) {
-        if (!store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false)) {
+        if (!historyStartPending()) {
             return candidate;
         }
         long readUntil = snapshotReadUntil();
@@ -324,6 +333,10 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         LOG.info("History of the replica starts at {}, the first watermark past the snapshot's last read ({})", candidate,
                 readUntil == Long.MIN_VALUE ? "no rows" : Long.toString(readUntil));
         return candidate;
+    }
+
+    private boolean historyStartPending() {
+        return store.meta(META_HISTORY_START_PENDING).map(Boolean::parseBoolean).orElse(false);
     }
 
     /** The latest time the snapshot read a row, as stored, or {@link Long#MIN_VALUE}. */
@@ -348,14 +361,21 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         return Long.MIN_VALUE;
     }
 
-    /** The probe time carried by one of our logical decoding messages, or {@link Long#MIN_VALUE}. */
-    private long probeTime(SourceRecord r) {
+    /**
+     * What one of our probes carries (WatermarkProber): the server's stamp and, from replicas that write them, the
+     * token and tracker instance of the read-your-writes bound; {@code instance} -1 when absent.
+     */
+    record Probe(long stamp, long token, long instance) {
+    }
+
+    /** The probe carried by one of our logical decoding messages, or null. */
+    private Probe probe(SourceRecord r) {
         if (!(r.value() instanceof Struct v) || v.schema().field("message") == null || !"m".equals(v.getString("op"))) {
-            return Long.MIN_VALUE;
+            return null;
         }
         Struct m = v.getStruct("message");
         if (m == null || !probePrefix.equals(m.getString("prefix"))) {
-            return Long.MIN_VALUE;
+            return null;
         }
         Object content = m.get("content");
         String text;
@@ -367,16 +387,23 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             d.get(b);
             text = new String(b, StandardCharsets.UTF_8);
         } else {
-            return Long.MIN_VALUE;
+            return null;
         }
         try {
-            return Long.parseLong(text.trim());
+            String[] parts = text.trim().split(" ");
+            if (parts.length == 1) {
+                return new Probe(Long.parseLong(parts[0]), Long.MIN_VALUE, -1);
+            }
+            if (parts.length == 3) {
+                return new Probe(Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2]));
+            }
         } catch (NumberFormatException e) {
-            LOG.warn("{}: ignoring a watermark message with prefix {} whose content is not epoch millis. Only the replica"
-                    + " should emit logical messages with this prefix: find the other writer with pg_stat_activity", who.get(),
-                    probePrefix);
-            return Long.MIN_VALUE;
+            // Reported below.
         }
+        LOG.warn("{}: ignoring a watermark message with prefix {} whose content is not \"<epoch millis> <token> <instance>\"."
+                + " Only the replica should emit logical messages with this prefix: find the other writer with pg_stat_activity",
+                who.get(), probePrefix);
+        return null;
     }
 
     /**

@@ -21,6 +21,8 @@ final class PendingCommit {
     /** Records received since the last commit, held back ones included. */
     long records;
     long watermark = Long.MIN_VALUE;
+    /** The greatest token of this replica's own probes since the last commit (WatermarkTracker#advanceReceiptsTo). */
+    long receiptToken = Long.MIN_VALUE;
     long snapshotRead = Long.MIN_VALUE;
     /** The LSN of the snapshot rows applied since the last commit, or null when none were. */
     Long snapshotLsn;
@@ -65,6 +67,7 @@ final class PendingCommit {
         offset = null;
         records = 0;
         watermark = Long.MIN_VALUE;
+        receiptToken = Long.MIN_VALUE;
         snapshotRead = Long.MIN_VALUE;
         snapshotLsn = null;
     }

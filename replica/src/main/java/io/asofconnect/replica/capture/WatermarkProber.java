@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
@@ -22,6 +23,11 @@ import java.util.function.Supplier;
  * precedes it, so when the engine hands it to us, every transaction committed before the message's time
  * (less a safety margin) has been delivered. This is what advances the watermark, and it also moves the
  * slot forward while the captured tables are idle.
+ *
+ * <p>Each message's content is {@code "<stamp> <token> <instance>"}: the server's clock, then the tracker's
+ * {@link WatermarkTracker#probeToken} taken just before the probe was sent, and the tracker's
+ * {@link WatermarkTracker#instance}, from which the applier raises the receipt watermark ({@link #probeSoon}).
+ * Older replicas wrote the stamp alone; the applier reads both forms.
  */
 public final class WatermarkProber implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WatermarkProber.class);
@@ -36,7 +42,7 @@ public final class WatermarkProber implements AutoCloseable {
      * read-your-writes waits that long. The cost is one transaction id per probe. Postgres 17's {@code flush}
      * argument of {@code pg_logical_emit_message} does the same, but older servers are supported.
      */
-    private static final String EMIT = "SELECT t, pg_logical_emit_message(false, ?, t::text), txid_current()"
+    private static final String EMIT = "SELECT t, pg_logical_emit_message(false, ?, t::text || ?), txid_current()"
             + " FROM (SELECT floor(extract(epoch from clock_timestamp()) * 1000)::bigint AS t) now";
 
     private static final String RETAINED_WAL = "SELECT coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint"
@@ -59,6 +65,10 @@ public final class WatermarkProber implements AutoCloseable {
     static final long DEMAND_SPACING_MS = 20;
     /** The latest source time a probe has been asked for by {@link #probeFor}; later wishes need a new one. */
     private final AtomicLong demandedUpTo = new AtomicLong(Long.MIN_VALUE);
+    /** Whether a probe asked for by {@link #probeSoon} is scheduled and has not yet taken its token. */
+    private final AtomicBoolean soonQueued = new AtomicBoolean();
+    /** Local time the last probe was sent ({@link System#nanoTime}), for the spacing of asked-for probes. */
+    private volatile long lastSentNanos = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(DEMAND_SPACING_MS);
     private final ScheduledExecutorService timer;
     private final WatermarkTracker clock;
     private final String slotName;
@@ -141,6 +151,24 @@ public final class WatermarkProber implements AutoCloseable {
         schedule(target, target - now);
     }
 
+    /**
+     * A probe sent as soon as the spacing of asked-for probes allows ({@link #DEMAND_SPACING_MS}), besides the
+     * schedule: a reader holds a record received just now until the receipt watermark passes its receipt, and any
+     * probe sent after that moment lets it. One queued probe serves every wish made before it takes its token, so
+     * wishes never queue more than one. Never blocks; runs on the probes' own thread; ignored once closed.
+     */
+    public void probeSoon() {
+        if (!soonQueued.compareAndSet(false, true)) {
+            return;
+        }
+        long waitNanos = lastSentNanos + TimeUnit.MILLISECONDS.toNanos(DEMAND_SPACING_MS) - System.nanoTime();
+        try {
+            timer.schedule(() -> probe(), Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException closed) {
+            // Closing: nothing is waiting for this probe any more.
+        }
+    }
+
     private void schedule(long target, long delayMs) {
         try {
             timer.schedule(() -> probeUntil(target), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
@@ -167,6 +195,8 @@ public final class WatermarkProber implements AutoCloseable {
 
     /** @return the probe's stamp on the source's clock, or {@link Long#MIN_VALUE} when it failed */
     private long probe() {
+        // From here on a wish needs a later probe; every wish made before is covered by this one's token, taken below.
+        soonQueued.set(false);
         long stamp;
         try {
             if (connection == null || connection.isClosed()) {
@@ -176,6 +206,9 @@ public final class WatermarkProber implements AutoCloseable {
             try (PreparedStatement ps = connection.prepareStatement(EMIT)) {
                 ps.setString(1, prefix);
                 ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
+                lastSentNanos = System.nanoTime();
+                // Taken after every receipt that wished for this probe, and before the message is written.
+                ps.setString(2, " " + clock.probeToken() + " " + clock.instance());
                 long sentAt = System.currentTimeMillis();
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
