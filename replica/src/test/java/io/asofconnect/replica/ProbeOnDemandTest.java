@@ -81,13 +81,7 @@ class ProbeOnDemandTest {
     @Test
     void aProbeSentAfterAReceiptCoversItWithoutTheSafetyMarginAndShowsWhatWasCommittedBefore() throws Exception {
         db.exec("CREATE TABLE public.receipts (id int PRIMARY KEY, v text)", "INSERT INTO public.receipts VALUES (1, 'a')");
-        Map<String, Object> props = db.props("rcptwm", "rcptwm_slot", dir, "public.receipts");
-        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
-        // Far above a probe's way through the slot, so the watermark trails every receipt here (the first one
-        // comes that much after the snapshot).
-        props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
-        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
-            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+        try (ReplicaHandle h = startedWithAWideMargin("rcptwm", "public.receipts")) {
             for (int i = 0; i < 3; i++) {
                 String value = "committed before receipt " + i;
                 db.exec("UPDATE public.receipts SET v = '" + value + "' WHERE id = 1");
@@ -108,11 +102,7 @@ class ProbeOnDemandTest {
     @Test
     void aProbeOfAnotherInstanceOfTheReplicaDoesNotCoverReceipts() throws Exception {
         db.exec("CREATE TABLE public.foreign_probe (id int PRIMARY KEY)", "INSERT INTO public.foreign_probe VALUES (1)");
-        Map<String, Object> props = db.props("fprobe", "fprobe_slot", dir, "public.foreign_probe");
-        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
-        props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
-        try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
-            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+        try (ReplicaHandle h = startedWithAWideMargin("fprobe", "public.foreign_probe")) {
             // What an earlier process of this replica left in the slot: its tokens are readings of another clock.
             long farAhead = h.sourceNow() + 3_600_000;
             db.exec("SELECT pg_logical_emit_message(false, 'asof-connect.watermark.fprobe', "
@@ -122,6 +112,25 @@ class ProbeOnDemandTest {
             // Our own probe, sent after the forged one, comes through after it.
             assertThat(h.awaitReceiptWatermark(receipt, BOUND)).as("health %s", h.health()).isTrue();
             assertThat(h.receiptWatermark()).as("the other instance's token counts for nothing").isLessThan(farAhead - 1);
+        }
+    }
+
+    /**
+     * A replica on the one-minute schedule whose safety margin (5 s) is far above a probe's way through the slot, so
+     * that its watermark trails every receipt a test takes; returned once its first watermark is out (that much
+     * after the snapshot).
+     */
+    private ReplicaHandle startedWithAWideMargin(String name, String table) throws InterruptedException {
+        Map<String, Object> props = db.props(name, name + "_slot", dir, table);
+        props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
+        props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
+        ReplicaHandle h = ReplicaRegistry.acquire(props);
+        try {
+            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            return h;
+        } catch (InterruptedException | AssertionError e) {
+            h.close();
+            throw e;
         }
     }
 }
