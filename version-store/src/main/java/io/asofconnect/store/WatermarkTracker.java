@@ -64,8 +64,12 @@ public final class WatermarkTracker {
      * than an earlier call returned, so that a probe token taken after a receipt is never below it.
      */
     public long sourceNow() {
-        long now = localClock.getAsLong() + sourceClockAheadMs;
-        return lastSourceNow.accumulateAndGet(now, Math::max);
+        return lastSourceNow.accumulateAndGet(sourceReading(), Math::max);
+    }
+
+    /** The local clock plus the source's measured lead, before the never-back rule of {@link #sourceNow}. */
+    private long sourceReading() {
+        return localClock.getAsLong() + sourceClockAheadMs;
     }
 
     /**
@@ -74,8 +78,7 @@ public final class WatermarkTracker {
      * ({@link #advanceReceiptsTo}). It moves the clock on by a millisecond only when two readings fall in one.
      */
     public long probeToken() {
-        long now = localClock.getAsLong() + sourceClockAheadMs;
-        return lastSourceNow.accumulateAndGet(now, (last, reading) -> Math.max(last == Long.MIN_VALUE ? reading : last + 1, reading));
+        return lastSourceNow.accumulateAndGet(sourceReading(), (last, reading) -> Math.max(last + 1, reading));
     }
 
     public long get() {
@@ -101,22 +104,23 @@ public final class WatermarkTracker {
      * probe was sent, and every receipt taken before it is below it. Lower values, and {@link Long#MIN_VALUE} (no probe), are ignored.
      */
     public void advanceReceiptsTo(long token) {
-        if (token == Long.MIN_VALUE) {
-            return;
-        }
-        long covered = token - 1;
-        if (covered <= receipts) {
+        if (!wouldRaiseReceipts(token)) {
             return;
         }
         lock.lock();
         try {
-            if (covered > receipts) {
-                receipts = covered;
+            if (wouldRaiseReceipts(token)) {
+                receipts = token - 1;
                 advanced.signalAll();
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Whether {@link #advanceReceiptsTo}{@code (token)} would raise the receipt watermark. */
+    public boolean wouldRaiseReceipts(long token) {
+        return token != Long.MIN_VALUE && token - 1 > receiptWatermark();
     }
 
     /** Raises the watermark to {@code candidate}; a lower candidate is ignored (the watermark never goes back). */

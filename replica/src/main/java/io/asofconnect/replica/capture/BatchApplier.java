@@ -155,7 +155,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
             heldBackLsn = held.lsn();
             long now = clock.getAsLong();
             boolean watermarkAdvanced = pending.watermark > Math.max(store.watermark(), tracker.get())
-                    || pending.receiptToken != Long.MIN_VALUE && pending.receiptToken - 1 > tracker.receiptWatermark();
+                    || tracker.wouldRaiseReceipts(pending.receiptToken);
             if (policy.due(pending.records, now - lastCommit, watermarkAdvanced, snapshotEnded)) {
                 commit(committer, now);
                 if (snapshotEnded) {
