@@ -1,5 +1,7 @@
 package io.asofconnect.store;
 
+import io.asofconnect.lookup.RowKey;
+
 import java.nio.file.Path;
 
 /**
@@ -23,8 +25,10 @@ final class MemoryStore {
 
     /** Adds or replaces the version at (validFrom, lsn, ordinal) of the row. */
     void put(int table, byte[] rowKey, long validFrom, long lsn, int ordinal, byte[] body) {
-        byte[] row = rows.get(table, rowKey);
-        rows.set(table, rowKey, row == null
+        // One hash of the key for the lookup, the publication and the undo entry.
+        int keyHash = RowKey.hashOfEncoded(rowKey, 0, rowKey.length);
+        byte[] row = rows.get(table, rowKey, keyHash);
+        rows.set(table, rowKey, keyHash, row == null
                 ? PackedRow.first(rowKey, validFrom, lsn, ordinal, body)
                 : PackedRow.with(row, validFrom, lsn, ordinal, body));
     }

@@ -28,10 +28,10 @@ final class RowIndex {
     /** Versions held; written by the one writer, read by metrics from any thread. */
     private volatile long versions;
 
-    /** A row key's bytes as a hash key, for the writer's undo; {@link Arrays#equals} and a cached hash. */
+    /** A row key's bytes as a hash key, for the writer's undo; {@link Arrays#equals} and the key's hash, computed once per change. */
     private record Touched(int table, byte[] key, int hash) {
-        Touched(int table, byte[] key) {
-            this(table, key, 31 * table + Arrays.hashCode(key));
+        static Touched of(int table, byte[] key, int keyHash) {
+            return new Touched(table, key, 31 * table + keyHash);
         }
 
         @Override
@@ -70,12 +70,22 @@ final class RowIndex {
 
     /** The row's packed history, or null. */
     byte[] get(int table, byte[] rowKey) {
+        return get(table, rowKey, RowKey.hashOfEncoded(rowKey, 0, rowKey.length));
+    }
+
+    /** As {@link #get(int, byte[])}, with the key's {@link RowKey#hashOfEncoded} already computed. */
+    byte[] get(int table, byte[] rowKey, int keyHash) {
         RowTable rows = table(table);
-        return rows == null ? null : rows.get(rowKey, 0, rowKey.length);
+        return rows == null ? null : rows.get(rowKey, 0, rowKey.length, keyHash);
     }
 
     /** Publishes {@code row} (a row keyed {@code rowKey}; null removes the row) as the row's history. Writer only. */
     void set(int table, byte[] rowKey, byte[] row) {
+        set(table, rowKey, RowKey.hashOfEncoded(rowKey, 0, rowKey.length), row);
+    }
+
+    /** As {@link #set(int, byte[], byte[])}, with the key's {@link RowKey#hashOfEncoded} already computed. Writer only. */
+    void set(int table, byte[] rowKey, int keyHash, byte[] row) {
         RowTable rows = table(table);
         if (rows == null) {
             if (row == null) {
@@ -84,9 +94,9 @@ final class RowIndex {
             rows = create(table, 16);
             createdSinceCommit.add(table);
         }
-        byte[] previous = row == null ? rows.remove(rowKey, 0, rowKey.length) : rows.put(row);
+        byte[] previous = row == null ? rows.remove(rowKey, 0, rowKey.length) : rows.put(row, keyHash);
         versions += count(row) - count(previous);
-        Touched t = new Touched(table, rowKey);
+        Touched t = Touched.of(table, rowKey, keyHash);
         // Not putIfAbsent: a row new in this transaction maps to null, and must stay so for the rollback.
         if (!undo.containsKey(t)) {
             undo.put(t, previous);

@@ -13,7 +13,8 @@ import java.util.function.Consumer;
  *
  * <p>Why not a {@code ConcurrentHashMap}: at a million rows every hop of a lookup is a cache miss, and a
  * map entry costs four (bucket, node, key wrapper, key bytes) before the row itself. Here a slot holds the
- * row array, which starts with its own key, so a lookup touches the slot and the row.
+ * row array, which starts with its own key, and the hash of that key beside it, so a lookup touches the
+ * slot, its hash and the one row whose hash matches.
  *
  * <p>Publication: slots are written with release and read with acquire semantics, and rows are never
  * modified once published, so a reader sees a whole row or the previous one. A removed row leaves
@@ -27,13 +28,26 @@ final class RowTable {
     private static final byte[] REMOVED = new byte[0];
     private static final int MIN_CAPACITY = 16;
 
-    private volatile byte[][] slots;
+    /**
+     * The slots and, beside each, the hash of its row's key ({@link RowKey#hashOfEncoded}): a probe compares
+     * the int before it follows the slot to the row, so the rows of other keys on a probe chain (a cache
+     * miss each at a million rows) are never read. A slot's hash is written before its row is published,
+     * and replaced rows keep their key, so a reader that sees a row sees its hash. Published together, so
+     * a reader never pairs the rows of one array with the hashes of another.
+     */
+    private record Slots(byte[][] rows, int[] hashes) {
+        Slots(int capacity) {
+            this(new byte[capacity][], new int[capacity]);
+        }
+    }
+
+    private volatile Slots slots;
     /** Writer only: live rows, and slots holding REMOVED. */
     private int size;
     private int removed;
 
     RowTable(int expectedRows) {
-        slots = new byte[capacityFor(expectedRows)][];
+        slots = new Slots(capacityFor(expectedRows));
     }
 
     /** A power of two at least twice {@code rows}: probe chains stay short at a load factor of at most one half. */
@@ -51,14 +65,17 @@ final class RowTable {
 
     /** The row with this key, or null. Any thread. */
     byte[] get(RowKey key) {
-        byte[][] s = slots;
+        Slots t = slots;
+        byte[][] s = t.rows;
+        int[] hashes = t.hashes;
+        int hash = key.encodedHash();
         int mask = s.length - 1;
-        for (int i = indexFor(key.encodedHash(), mask); ; i = (i + 1) & mask) {
+        for (int i = indexFor(hash, mask); ; i = (i + 1) & mask) {
             byte[] row = (byte[]) SLOT.getAcquire(s, i);
             if (row == null) {
                 return null;
             }
-            if (row != REMOVED && key.encodedEquals(row, PackedRow.KEY_AT, PackedRow.keyEnd(row))) {
+            if (hashes[i] == hash && row != REMOVED && key.encodedEquals(row, PackedRow.KEY_AT, PackedRow.keyEnd(row))) {
                 return row;
             }
         }
@@ -66,24 +83,31 @@ final class RowTable {
 
     /** The row with the key {@code key[from, to)}, or null. Any thread. */
     byte[] get(byte[] key, int from, int to) {
-        byte[][] s = slots;
-        int i = find(s, key, from, to, RowKey.hashOfEncoded(key, from, to));
+        return get(key, from, to, RowKey.hashOfEncoded(key, from, to));
+    }
+
+    /** As {@link #get(byte[], int, int)}, with the key's {@link RowKey#hashOfEncoded} already computed. Any thread. */
+    byte[] get(byte[] key, int from, int to, int hash) {
+        Slots t = slots;
+        int i = find(t, key, from, to, hash);
         if (i < 0) {
             return null;
         }
-        byte[] row = (byte[]) SLOT.getAcquire(s, i);
+        byte[] row = (byte[]) SLOT.getAcquire(t.rows, i);
         return row == REMOVED ? null : row;
     }
 
-    /** The slot holding this key in {@code s}, or -1. */
-    private static int find(byte[][] s, byte[] key, int from, int to, int hash) {
+    /** The slot holding this key in {@code t}, or -1. */
+    private static int find(Slots t, byte[] key, int from, int to, int hash) {
+        byte[][] s = t.rows;
+        int[] hashes = t.hashes;
         int mask = s.length - 1;
         for (int i = indexFor(hash, mask); ; i = (i + 1) & mask) {
             byte[] row = (byte[]) SLOT.getAcquire(s, i);
             if (row == null) {
                 return -1;
             }
-            if (row != REMOVED && Arrays.equals(row, PackedRow.KEY_AT, PackedRow.keyEnd(row), key, from, to)) {
+            if (hashes[i] == hash && row != REMOVED && Arrays.equals(row, PackedRow.KEY_AT, PackedRow.keyEnd(row), key, from, to)) {
                 return i;
             }
         }
@@ -91,18 +115,23 @@ final class RowTable {
 
     /** Publishes {@code row} under the key it carries, replacing the row with that key; returns the replaced row or null. Writer only. */
     byte[] put(byte[] row) {
+        return put(row, RowKey.hashOfEncoded(row, PackedRow.KEY_AT, PackedRow.keyEnd(row)));
+    }
+
+    /** As {@link #put(byte[])}, with the hash of the row's key already computed. Writer only. */
+    byte[] put(byte[] row, int hash) {
         int keyEnd = PackedRow.keyEnd(row);
-        int hash = RowKey.hashOfEncoded(row, PackedRow.KEY_AT, keyEnd);
-        byte[][] s = slots;
-        int at = find(s, row, PackedRow.KEY_AT, keyEnd, hash);
+        Slots t = slots;
+        int at = find(t, row, PackedRow.KEY_AT, keyEnd, hash);
         if (at >= 0) {
-            byte[] previous = s[at];
-            SLOT.setRelease(s, at, row);
+            byte[] previous = t.rows[at];
+            SLOT.setRelease(t.rows, at, row);
             return previous;
         }
-        if (2L * (size + removed + 1) > s.length) {
-            s = grow(size + 1);
+        if (2L * (size + removed + 1) > t.rows.length) {
+            t = grow(size + 1);
         }
+        byte[][] s = t.rows;
         int mask = s.length - 1;
         int i = indexFor(hash, mask);
         // The key is absent, so the first free slot of its chain takes it (a REMOVED one is reused).
@@ -112,6 +141,8 @@ final class RowTable {
         if (s[i] == REMOVED) {
             removed--;
         }
+        // The hash first: the release below publishes it with the row.
+        t.hashes[i] = hash;
         SLOT.setRelease(s, i, row);
         size++;
         return null;
@@ -119,30 +150,33 @@ final class RowTable {
 
     /** Removes the row with the key {@code key[from, to)}; returns it, or null if there was none. Writer only. */
     byte[] remove(byte[] key, int from, int to) {
-        byte[][] s = slots;
-        int at = find(s, key, from, to, RowKey.hashOfEncoded(key, from, to));
+        Slots t = slots;
+        int at = find(t, key, from, to, RowKey.hashOfEncoded(key, from, to));
         if (at < 0) {
             return null;
         }
-        byte[] previous = s[at];
-        SLOT.setRelease(s, at, REMOVED);
+        byte[] previous = t.rows[at];
+        SLOT.setRelease(t.rows, at, REMOVED);
         size--;
         removed++;
         return previous;
     }
 
     /** Rehashes the live rows into a table sized for {@code rows}, dropping REMOVED markers, and publishes it. */
-    private byte[][] grow(int rows) {
-        byte[][] old = slots;
-        byte[][] next = new byte[Math.max(old.length, capacityFor(rows))][];
-        int mask = next.length - 1;
-        for (byte[] row : old) {
+    private Slots grow(int rows) {
+        Slots old = slots;
+        Slots next = new Slots(Math.max(old.rows.length, capacityFor(rows)));
+        int mask = next.rows.length - 1;
+        for (int j = 0; j < old.rows.length; j++) {
+            byte[] row = old.rows[j];
             if (row != null && row != REMOVED) {
-                int i = indexFor(RowKey.hashOfEncoded(row, PackedRow.KEY_AT, PackedRow.keyEnd(row)), mask);
-                while (next[i] != null) {
+                int hash = old.hashes[j];
+                int i = indexFor(hash, mask);
+                while (next.rows[i] != null) {
                     i = (i + 1) & mask;
                 }
-                next[i] = row;
+                next.rows[i] = row;
+                next.hashes[i] = hash;
             }
         }
         removed = 0;
@@ -159,7 +193,7 @@ final class RowTable {
      * remove the row it is given (prune does); rows it puts under new keys may or may not be visited.
      */
     void forEach(Consumer<byte[]> action) {
-        byte[][] s = slots;
+        byte[][] s = slots.rows;
         for (int i = 0; i < s.length; i++) {
             byte[] row = (byte[]) SLOT.getAcquire(s, i);
             if (row != null && row != REMOVED) {

@@ -65,4 +65,34 @@ class RowTableTest {
         assertThat(table.size()).isZero();
         assertThat(table.get(RowKey.of(-1L))).isNull();
     }
+
+    /**
+     * Probes compare the stored hash before the key: keys whose hashes are equal (Java's "Aa" and "BB" give the
+     * same polynomial over their encodings) must still be told apart by their bytes, through growth and removal.
+     */
+    @Test
+    void keysWithEqualHashesStayDistinct() {
+        RowKey aa = RowKey.of("Aa");
+        RowKey bb = RowKey.of("BB");
+        assertThat(aa.encodedHash()).as("precondition: a full hash collision").isEqualTo(bb.encodedHash());
+        RowTable table = new RowTable(1);
+        byte[] rowAa = row(aa, 1);
+        byte[] rowBb = row(bb, 2);
+        assertThat(table.put(rowAa)).isNull();
+        assertThat(table.put(rowBb)).isNull();
+        for (long k = 0; k < 100; k++) {
+            table.put(row(RowKey.of(k), k));
+        }
+        assertThat(table.get(aa)).isSameAs(rowAa);
+        assertThat(table.get(bb)).isSameAs(rowBb);
+        byte[] encodedAa = aa.encoded();
+        assertThat(table.remove(encodedAa, 0, encodedAa.length)).isSameAs(rowAa);
+        assertThat(table.get(aa)).isNull();
+        assertThat(table.get(bb)).isSameAs(rowBb);
+        byte[] rowAa2 = row(aa, 3);
+        assertThat(table.put(rowAa2)).isNull();
+        assertThat(table.get(aa)).isSameAs(rowAa2);
+        assertThat(table.get(bb)).isSameAs(rowBb);
+        assertThat(table.size()).isEqualTo(102);
+    }
 }
