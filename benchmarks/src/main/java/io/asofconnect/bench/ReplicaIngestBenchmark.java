@@ -60,11 +60,14 @@ import java.util.stream.Stream;
  * rows: the first measured round still took 2.4 s (replica) and 1.3 s (peer) against 1.3 s and 0.8 s in the
  * third.
  *
- * <p>Heap: run it with a fixed, pre-touched heap ({@code -Xms4g -Xmx8g -XX:+AlwaysPreTouch}, as
+ * <p>Heap: run it with a fixed, pre-touched heap ({@code -Xms8g -Xmx8g -XX:+AlwaysPreTouch}, as
  * {@code benchmarks/run-all} does). On this virtual machine the first touch of memory the JVM has not used
  * before costs system time, and a heap growing by the gigabytes the engine allocates (Debezium builds a JSON
  * mapper per event for its metrics) made single rounds of either side up to three times slower: with a
- * default heap, one run's peer took 3.1-4.2 s for rounds the next run's took 0.8-1.0 s in.
+ * default heap, one run's peer took 3.1-4.2 s for rounds the next run's took 0.8-1.0 s in. The initial heap
+ * must be the maximum: with a smaller one the JVM pre-touches each expansion inside a GC pause, and the side
+ * whose live data grows the heap (the replica, holding its store) took pauses of 1.4-4.3 s, so that runs of
+ * 300,000 rows gave ratios of 0.20-0.25 or 0.66 by chance.
  *
  * <p>End of a phase: the peer counts the change events delivered to it (op {@code r} then {@code u}). The
  * replica's end is its watermark passing the phase's start: the watermark contract says every change committed
