@@ -4,9 +4,7 @@ import io.asofconnect.lookup.RowKey;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 
 /**
@@ -14,35 +12,27 @@ import java.util.function.Consumer;
  * writer replaces a row's array with a new one; readers get whatever array is published, never a
  * half-built one, and take no lock.
  *
- * <p>The first change of a row since the last commit remembers its previous array, so that a rollback
- * puts every touched row back exactly as committed.
+ * <p>Each change since the last commit remembers the array it replaced, so that a rollback, undoing the
+ * changes newest first, puts every touched row back exactly as committed.
  */
 final class RowIndex {
     /** Indexed by table id (ids are small and dense, {@link TableDictionary}); replaced whole when a table is added or dropped. */
     private volatile RowTable[] tables = new RowTable[0];
     /** Far above any real count of tables; a larger id read from a file is damage, not a reason to allocate. */
     private static final int MAX_TABLE_ID = 1 << 20;
-    private final Map<Touched, byte[]> undo = new HashMap<>();
+    /**
+     * Every change since the last commit, in order: a rollback undoes them newest first, which leaves each row as
+     * it was committed. A list, not a map keyed by row: no hashing and no lookup per change (the snapshot puts
+     * every row once), and a row changed twice in one transaction is undone twice, in reverse.
+     */
+    private final List<Undo> undo = new ArrayList<>();
     /** Tables the current transaction created: a rollback removes them, as the dictionary forgets their ids. */
     private final List<Integer> createdSinceCommit = new ArrayList<>();
     /** Versions held; written by the one writer, read by metrics from any thread. */
     private volatile long versions;
 
-    /** A row key's bytes as a hash key, for the writer's undo; {@link Arrays#equals} and the key's hash, computed once per change. */
-    private record Touched(int table, byte[] key, int hash) {
-        static Touched of(int table, byte[] key, int keyHash) {
-            return new Touched(table, key, 31 * table + keyHash);
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Touched t && t.hash == hash && t.table == table && Arrays.equals(t.key, key);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
+    /** One change since the last commit: the table, the row's key, and the row it replaced (null: there was none). */
+    private record Undo(int table, byte[] key, byte[] previous) {
     }
 
     private RowTable table(int id) {
@@ -96,11 +86,7 @@ final class RowIndex {
         }
         byte[] previous = row == null ? rows.remove(rowKey, 0, rowKey.length) : rows.put(row, keyHash);
         versions += count(row) - count(previous);
-        Touched t = Touched.of(table, rowKey, keyHash);
-        // Not putIfAbsent: a row new in this transaction maps to null, and must stay so for the rollback.
-        if (!undo.containsKey(t)) {
-            undo.put(t, previous);
-        }
+        undo.add(new Undo(table, rowKey, previous));
     }
 
     /** Sizes a table for {@code rows} rows before a checkpoint load (growing a 1M-row table step by step cost a third of the load). */
@@ -150,11 +136,11 @@ final class RowIndex {
     }
 
     void onRollback() {
-        for (Map.Entry<Touched, byte[]> e : undo.entrySet()) {
-            RowTable rows = table(e.getKey().table());
-            byte[] key = e.getKey().key();
-            byte[] current = e.getValue() == null ? rows.remove(key, 0, key.length) : rows.put(e.getValue());
-            versions += count(e.getValue()) - count(current);
+        for (int i = undo.size() - 1; i >= 0; i--) {
+            Undo u = undo.get(i);
+            RowTable rows = table(u.table());
+            byte[] current = u.previous() == null ? rows.remove(u.key(), 0, u.key().length) : rows.put(u.previous());
+            versions += count(u.previous()) - count(current);
         }
         undo.clear();
         // Empty now: every row in them was new. Left behind, a checkpoint would name a table id the
