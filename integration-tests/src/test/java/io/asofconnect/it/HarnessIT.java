@@ -7,7 +7,9 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 
 import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.FreePorts;
@@ -73,6 +75,15 @@ class HarnessIT {
              ResultSet rs = s.executeQuery("SELECT count(*) FROM survives")) {
             rs.next();
             assertThat(rs.getInt(1)).as("rows committed before the crash").isEqualTo(2);
+        }
+    }
+
+    /** A broker's two listeners come from two picks: the same port twice made its storage format fail. */
+    @Test
+    void freePortsNeverHandOutAPortTwice() {
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 2_000; i++) {
+            assertThat(seen.add(FreePorts.pick())).as("pick %s returned a port handed out before", i).isTrue();
         }
     }
 
