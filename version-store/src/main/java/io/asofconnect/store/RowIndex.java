@@ -58,12 +58,7 @@ final class RowIndex {
         return rows == null ? null : rows.get(key);
     }
 
-    /** The row's packed history, or null. */
-    byte[] get(int table, byte[] rowKey) {
-        return get(table, rowKey, RowKey.hashOfEncoded(rowKey, 0, rowKey.length));
-    }
-
-    /** As {@link #get(int, byte[])}, with the key's {@link RowKey#hashOfEncoded} already computed. */
+    /** The row's packed history, or null; {@code keyHash} is the key's {@link RowKey#hashOfEncoded}. */
     byte[] get(int table, byte[] rowKey, int keyHash) {
         RowTable rows = table(table);
         return rows == null ? null : rows.get(rowKey, 0, rowKey.length, keyHash);
