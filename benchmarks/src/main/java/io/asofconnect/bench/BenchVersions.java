@@ -1,8 +1,8 @@
 package io.asofconnect.bench;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.OpenOutcome;
 import io.asofconnect.store.StoreOptions;

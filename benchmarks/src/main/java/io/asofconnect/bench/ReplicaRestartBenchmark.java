@@ -1,7 +1,7 @@
 package io.asofconnect.bench;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.replica.ReplicaHandle;
 import io.asofconnect.replica.ReplicaConfig;
 import io.asofconnect.replica.ReplicaRegistry;

@@ -1,10 +1,10 @@
 package io.asofconnect.bench;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.store.StoreBackedLookup;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.replica.StoreBackedLookup;
 import io.asofconnect.store.VersionStore;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.apache.kafka.streams.state.VersionedRecord;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

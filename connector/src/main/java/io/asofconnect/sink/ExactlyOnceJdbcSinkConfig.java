@@ -1,7 +1,7 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.config.EnumOption;
-import io.asofconnect.config.OptionalText;
+import io.asofconnect.common.config.EnumOption;
+import io.asofconnect.common.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;

@@ -1,7 +1,7 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.config.EnumOption;
-import io.asofconnect.logging.LogContext;
+import io.asofconnect.common.config.EnumOption;
+import io.asofconnect.common.logging.LogContext;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;

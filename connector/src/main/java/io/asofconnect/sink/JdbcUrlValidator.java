@@ -1,6 +1,6 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.config.JdbcDriverProperties;
+import io.asofconnect.common.jdbc.JdbcDriverProperties;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -50,7 +50,7 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
     /**
      * One WARN line when the URL allows unencrypted or unauthenticated connections.
      *
-     * @param who the connector or task the line is about ({@link io.asofconnect.logging.LogContext})
+     * @param who the connector or task the line is about ({@link io.asofconnect.common.logging.LogContext})
      */
     static void warnIfWeakTls(String url, org.slf4j.Logger log, String who) {
         weakSslMode(url).ifPresent(mode -> log.warn("{}: {} uses sslmode={}, which allows unencrypted or unauthenticated"

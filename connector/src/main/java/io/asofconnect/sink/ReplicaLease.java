@@ -1,6 +1,6 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.replica.ReplicaHandle;
 import io.asofconnect.replica.ReplicaRegistry;
 

@@ -1,13 +1,13 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.store.MapDbVersionStore;
-import io.asofconnect.store.StoreBackedLookup;
+import io.asofconnect.replica.StoreBackedLookup;
 import io.asofconnect.store.StoreOptions;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.data.Schema;

@@ -1,12 +1,12 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.VersionId;
-import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.VersionId;
+import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.store.StoreCorruptedException;
 import io.asofconnect.store.VersionStore;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

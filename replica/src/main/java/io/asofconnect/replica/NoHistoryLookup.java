@@ -1,10 +1,10 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.VersionId;
-import io.asofconnect.lookup.VersionLookup;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.VersionId;
+import io.asofconnect.common.lookup.VersionLookup;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 
 import java.time.Duration;
 import java.util.Set;

@@ -1,10 +1,10 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.config.JdbcDriverProperties;
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.VersionId;
-import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.common.jdbc.JdbcDriverProperties;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.VersionId;
+import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.replica.capture.BatchApplier;
 import io.asofconnect.replica.capture.CaptureEngine;
 import io.asofconnect.replica.capture.EngineProperties;
@@ -14,10 +14,9 @@ import io.asofconnect.replica.capture.PgConnector;
 import io.asofconnect.replica.capture.StartupChecks;
 import io.asofconnect.replica.capture.WatermarkProber;
 import io.asofconnect.store.OpenOutcome;
-import io.asofconnect.store.StoreBackedLookup;
 import io.asofconnect.store.StoreCorruptedException;
 import io.asofconnect.store.VersionStore;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +44,7 @@ public final class Replica implements AutoCloseable {
     private final StartupChecks checks;
     private final String engineName;
     private final OffsetCodec offsetCodec;
-    private final StoreFiles files;
+    private final StoreDirectory files;
     private final ReplicaStats stats = new ReplicaStats();
     private final ReplicaUsers users = new ReplicaUsers();
     private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
@@ -67,7 +66,7 @@ public final class Replica implements AutoCloseable {
         this.checks = new StartupChecks(config, pg);
         this.engineName = EngineProperties.engineName(config);
         this.offsetCodec = new OffsetCodec(engineName);
-        this.files = new StoreFiles(config, this::who);
+        this.files = new StoreDirectory(config, this::who);
         this.restarter = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "asof-replica-restart-" + config.name());
             t.setDaemon(true);
@@ -78,7 +77,7 @@ public final class Replica implements AutoCloseable {
     /**
      * Checks the source, opens (or rebuilds) the store and starts capturing. Throws with the fix on any problem.
      *
-     * @param firstUser who acquires it ({@link io.asofconnect.logging.LogContext#current()}), named by its problem lines
+     * @param firstUser who acquires it ({@link io.asofconnect.common.logging.LogContext#current()}), named by its problem lines
      */
     static Replica start(ReplicaConfig config, String firstUser) {
         config.requireDefinition();

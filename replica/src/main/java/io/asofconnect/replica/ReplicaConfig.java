@@ -1,8 +1,8 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.config.EnumOption;
-import io.asofconnect.config.JdbcDriverProperties;
-import io.asofconnect.config.OptionalText;
+import io.asofconnect.common.config.EnumOption;
+import io.asofconnect.common.jdbc.JdbcDriverProperties;
+import io.asofconnect.common.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -78,7 +78,7 @@ public final class ReplicaConfig extends AbstractConfig {
 
     /** The valid-from given to the rows of a snapshot. */
     public enum SnapshotValidFrom {
-        /** Valid since {@link io.asofconnect.lookup.Version#BEGINNING_OF_TIME}: every lookup finds them. */
+        /** Valid since {@link io.asofconnect.common.lookup.Version#BEGINNING_OF_TIME}: every lookup finds them. */
         BEGINNING_OF_TIME,
         /** Valid from the time the snapshot read them; history starts at the first watermark after the snapshot. */
         SNAPSHOT_TIME

@@ -1,9 +1,9 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.VersionId;
-import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.VersionId;
+import io.asofconnect.common.lookup.VersionLookup;
 
 import java.time.Duration;
 import java.util.Optional;

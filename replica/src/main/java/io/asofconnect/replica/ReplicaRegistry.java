@@ -1,6 +1,6 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.logging.LogContext;
+import io.asofconnect.common.logging.LogContext;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;

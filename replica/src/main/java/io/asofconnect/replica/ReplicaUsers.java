@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The connectors and tasks holding a handle on one replica, as {@link io.asofconnect.logging.LogContext} named
+ * The connectors and tasks holding a handle on one replica, as {@link io.asofconnect.common.logging.LogContext} named
  * them when they acquired it. The replica's own threads serve all of them and have no Connect logging context,
  * so its problem lines name these instead: an operator reading the line knows which connectors it concerns.
  */

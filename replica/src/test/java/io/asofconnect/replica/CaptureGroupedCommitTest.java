@@ -1,11 +1,11 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.replica.capture.BatchApplier;
 import io.asofconnect.replica.capture.OffsetCodec;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.StoreOptions;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;

@@ -1,13 +1,12 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.replica.capture.BatchApplier;
 import io.asofconnect.replica.capture.OffsetCodec;
 import io.asofconnect.store.MapDbVersionStore;
-import io.asofconnect.store.StoreBackedLookup;
 import io.asofconnect.store.StoreOptions;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

@@ -1,8 +1,8 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
 import org.apache.kafka.connect.data.Struct;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

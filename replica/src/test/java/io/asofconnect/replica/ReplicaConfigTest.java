@@ -224,7 +224,7 @@ class ReplicaConfigTest {
                         .hasMessageNotContaining("org.example.Evil");
             }
         }
-        assertThat(io.asofconnect.config.JdbcDriverProperties.FORBIDDEN).hasSize(10);
+        assertThat(io.asofconnect.common.jdbc.JdbcDriverProperties.FORBIDDEN).hasSize(10);
         Map<String, Object> ok = full();
         ok.put(ReplicaConfig.DEBEZIUM_PREFIX + "database.sslrootcert", "/etc/ssl/ca.pem");
         ok.put(ReplicaConfig.DEBEZIUM_PREFIX + "driver.tcpKeepAlive", "true");

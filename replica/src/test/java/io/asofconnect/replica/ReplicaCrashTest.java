@@ -1,7 +1,7 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.StoreOptions;
 import org.junit.jupiter.api.AfterAll;

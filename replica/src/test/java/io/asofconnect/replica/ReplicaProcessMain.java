@@ -45,7 +45,7 @@ public final class ReplicaProcessMain {
             }
             System.out.println("STARTED");
             String progressTable = args.length > 3 ? args[2] : null;
-            io.asofconnect.lookup.RowKey progressKey = args.length > 3 ? io.asofconnect.lookup.RowKey.of(Integer.parseInt(args[3])) : null;
+            io.asofconnect.common.lookup.RowKey progressKey = args.length > 3 ? io.asofconnect.common.lookup.RowKey.of(Integer.parseInt(args[3])) : null;
             while (!Files.exists(stop)) {
                 if (progressTable != null && !h.replica().store().history(progressTable, progressKey).isEmpty()) {
                     System.out.println("KEY_APPLIED");

@@ -1,7 +1,7 @@
 package io.asofconnect.replica;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.LookupResult;
+import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.OpenOutcome;
 import io.asofconnect.store.StoreOptions;

@@ -4,7 +4,7 @@ import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.MeteredLookup;
-import io.asofconnect.enrich.ReplicaMetrics;
+import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.metrics.Metered;
 import io.asofconnect.replica.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigDef;

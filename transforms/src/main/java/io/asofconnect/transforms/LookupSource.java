@@ -1,6 +1,6 @@
 package io.asofconnect.transforms;
 
-import io.asofconnect.lookup.VersionLookup;
+import io.asofconnect.common.lookup.VersionLookup;
 
 import java.util.Map;
 

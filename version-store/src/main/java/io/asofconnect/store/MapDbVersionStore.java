@@ -1,9 +1,9 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
-import io.asofconnect.lookup.VersionId;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
+import io.asofconnect.common.lookup.VersionId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,5 +1,6 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.TrustedStruct;
 import org.apache.kafka.connect.data.Date;
 import org.apache.kafka.connect.data.Decimal;
 import org.apache.kafka.connect.data.Field;

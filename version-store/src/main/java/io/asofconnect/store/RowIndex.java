@@ -1,6 +1,6 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.RowKey;
 
 import java.util.ArrayList;
 import java.util.Arrays;

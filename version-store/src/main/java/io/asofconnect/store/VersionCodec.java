@@ -1,7 +1,7 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 
 import java.nio.file.Path;
 

@@ -1,8 +1,8 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.Version;
-import io.asofconnect.lookup.VersionId;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
+import io.asofconnect.common.lookup.VersionId;
 
 import java.nio.ByteBuffer;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

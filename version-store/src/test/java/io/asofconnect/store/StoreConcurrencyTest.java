@@ -1,8 +1,8 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

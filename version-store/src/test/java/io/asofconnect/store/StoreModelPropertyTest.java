@@ -1,10 +1,9 @@
 package io.asofconnect.store;
 
-import io.asofconnect.lookup.LookupResult;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
-import io.asofconnect.lookup.VersionId;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
+import io.asofconnect.common.lookup.VersionId;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -21,7 +20,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.stream.Stream;
 
@@ -30,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Random sequences of writes, prunes, commits, rollbacks and reopens against a plain in-memory model
  * (a TreeMap of versions per key, plus a committed copy): every floor / latest / find / history and
- * every lookup through {@link StoreBackedLookup} must agree with the model.
+ * must agree with the model. The lookup rules over a store are the replica's ({@code StoreBackedLookupPropertyTest}).
  */
 class StoreModelPropertyTest {
     private static final String T = "public.items";
@@ -129,7 +127,6 @@ class StoreModelPropertyTest {
         try {
             Model pending = new Model();
             Model committed = pending.copy();
-            WatermarkTracker tracker = new WatermarkTracker(store.watermark());
             for (Action a : actions) {
                 if (a instanceof Put p) {
                     Version v = p.tombstone()
@@ -146,7 +143,6 @@ class StoreModelPropertyTest {
                 } else if (a instanceof Commit) {
                     store.commit();
                     committed = pending.copy();
-                    tracker.advanceTo(store.watermark());
                 } else if (a instanceof Rollback) {
                     store.rollback();
                     pending = committed.copy();
@@ -156,7 +152,7 @@ class StoreModelPropertyTest {
                     assertThat(store.openOutcome().kind()).as("open outcome: %s", store.openOutcome()).isEqualTo(OpenOutcome.Kind.REOPENED);
                     pending = committed.copy();
                 }
-                assertAgrees(store, pending, committed, tracker);
+                assertAgrees(store, pending, committed);
             }
         } finally {
             store.close();
@@ -171,10 +167,9 @@ class StoreModelPropertyTest {
         return before - c.data.values().stream().mapToLong(Map::size).sum();
     }
 
-    private static void assertAgrees(VersionStore store, Model pending, Model committed, WatermarkTracker tracker) {
+    private static void assertAgrees(VersionStore store, Model pending, Model committed) {
         assertThat(store.historyStart()).isEqualTo(pending.historyStart);
         assertThat(store.watermark()).isEqualTo(committed.watermark);
-        StoreBackedLookup lookup = new StoreBackedLookup(store, tracker, Set.of(T));
         List<RowKey> expectedKeys = new ArrayList<>();
         for (int k = 0; k < KEYS; k++) {
             RowKey key = RowKey.of(k);
@@ -187,18 +182,6 @@ class StoreModelPropertyTest {
             for (long t = -1; t <= MAX_TIME + 1; t++) {
                 Optional<Version> expected = pending.floor(k, t);
                 assertThat(store.floor(T, key, t)).as("floor key %s t %s", k, t).isEqualTo(expected);
-                LookupResult r = lookup.asOf(T, key, t);
-                if (t > tracker.get()) {
-                    assertThat(r).isEqualTo(new LookupResult.NotYetVisible(tracker.get()));
-                } else if (t < pending.historyStart) {
-                    assertThat(r).isEqualTo(new LookupResult.OutOfHistory(pending.historyStart));
-                } else if (expected.isEmpty()) {
-                    assertThat(r).isEqualTo(LookupResult.NO_VERSION);
-                } else if (expected.get().isTombstone()) {
-                    assertThat(r).isEqualTo(new LookupResult.Absent(expected.get()));
-                } else {
-                    assertThat(r).isEqualTo(new LookupResult.Found(expected.get()));
-                }
             }
             for (Version v : versions.values()) {
                 assertThat(store.find(T, key, v.id())).contains(v);
@@ -206,7 +189,6 @@ class StoreModelPropertyTest {
             assertThat(store.find(T, key, new VersionId(MAX_TIME + 5, new SourcePosition(1, 0)))).isEmpty();
         }
         assertThat(store.keys(T)).containsExactlyElementsOf(expectedKeys.stream().sorted().toList());
-        assertThat(lookup.asOf("public.unknown", RowKey.of(1), 0)).isEqualTo(new LookupResult.UnknownTable("public.unknown"));
     }
 
     private static void deleteAll(Path dir) {

@@ -1,10 +1,10 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.replica.ReplicaConfig;
 import io.asofconnect.replica.ReplicaStats;
 import io.asofconnect.store.VersionStore;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.RecordChangeEvent;
 import org.apache.kafka.connect.data.Struct;

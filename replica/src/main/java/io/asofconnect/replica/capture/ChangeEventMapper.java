@@ -1,9 +1,9 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.lookup.KeyValues;
-import io.asofconnect.lookup.RowKey;
-import io.asofconnect.lookup.SourcePosition;
-import io.asofconnect.lookup.Version;
+import io.asofconnect.common.lookup.KeyValues;
+import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.replica.ReplicaConfig;
 import io.asofconnect.store.VersionStore;
 import org.apache.kafka.connect.data.Field;

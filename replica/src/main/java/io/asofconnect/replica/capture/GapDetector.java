@@ -1,6 +1,6 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.lookup.SourcePosition;
+import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.replica.ReplicaConfig;
 import io.asofconnect.store.VersionStore;
 

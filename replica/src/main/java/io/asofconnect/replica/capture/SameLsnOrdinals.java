@@ -1,6 +1,6 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.lookup.RowKey;
+import io.asofconnect.common.lookup.RowKey;
 
 import java.util.HashMap;
 import java.util.Map;

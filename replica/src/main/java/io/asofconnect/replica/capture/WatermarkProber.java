@@ -1,7 +1,7 @@
 package io.asofconnect.replica.capture;
 
 import io.asofconnect.replica.ReplicaStats;
-import io.asofconnect.store.WatermarkTracker;
+import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
