@@ -188,7 +188,7 @@ public final class ReplicaIngestBenchmark {
         long startMillis = System.currentTimeMillis();
         long started = System.nanoTime();
         try (ReplicaHandle replica = ReplicaRegistry.acquire(props)) {
-            if (!replica.awaitWatermark(startMillis, timeout)) {
+            if (!replica.watermark().await(startMillis, timeout)) {
                 throw new IllegalStateException("the replica's watermark did not pass the start within " + timeout
                         + "; health: " + replica.health());
             }

@@ -111,7 +111,7 @@ public final class ReplicaRestartBenchmark {
     }
 
     private static void awaitWatermark(ReplicaHandle replica, long timestamp, Duration timeout) throws InterruptedException {
-        if (!replica.awaitWatermark(timestamp, timeout)) {
+        if (!replica.watermark().await(timestamp, timeout)) {
             throw new IllegalStateException("the replica's watermark did not pass " + timestamp + " within " + timeout
                     + "; health: " + replica.health());
         }

@@ -72,24 +72,24 @@ public final class WatermarkLagBenchmark {
             Map<String, Object> props = pg.defaultReplicaProps("lag_replica", TABLE, pg.work().resolve("replica"));
             Duration timeout = Duration.ofSeconds(60);
             try (ReplicaHandle replica = ReplicaRegistry.acquire(props)) {
-                if (!replica.awaitWatermark(System.currentTimeMillis(), timeout)) {
+                if (!replica.watermark().await(System.currentTimeMillis(), timeout)) {
                     throw new IllegalStateException("the replica did not catch up within " + timeout + "; health: " + replica.health());
                 }
                 SplittableRandom random = new SplittableRandom(7);
                 report("the watermark passing now, probe schedule alone", samples, sample(samples, random, () -> {
-                    long now = replica.sourceNow();
-                    return replica.awaitWatermark(now, Duration.ofSeconds(10));
+                    long now = replica.watermark().sourceNow();
+                    return replica.watermark().await(now, Duration.ofSeconds(10));
                 }, replica));
                 report("the watermark passing now, asked for (wantWatermark)", samples, sample(samples, random, () -> {
-                    long now = replica.sourceNow();
-                    replica.wantWatermark(now);
-                    return replica.awaitWatermark(now, Duration.ofSeconds(10));
+                    long now = replica.watermark().sourceNow();
+                    replica.watermark().want(now);
+                    return replica.watermark().await(now, Duration.ofSeconds(10));
                 }, replica));
                 report("the receipt watermark passing a receipt, asked for (wantReceiptWatermark; the hold)", samples,
                         sample(samples, random, () -> {
-                            long receipt = replica.sourceNow();
-                            replica.wantReceiptWatermark(receipt);
-                            return replica.awaitReceiptWatermark(receipt, Duration.ofSeconds(10));
+                            long receipt = replica.watermark().sourceNow();
+                            replica.watermark().wantReceipts(receipt);
+                            return replica.watermark().awaitReceipts(receipt, Duration.ofSeconds(10));
                         }, replica));
             }
         }

@@ -79,7 +79,7 @@ class HostedEnrichmentWithReplicaTest {
             assertThat(ReplicaRegistry.references("hosted")).isEqualTo(1);
             // Let the initial snapshot finish first: snapshot rows count as valid since the beginning of time.
             try (ReplicaHandle shared = ReplicaRegistry.acquire(Map.of(ReplicaConfig.NAME, "hosted"))) {
-                assertThat(shared.awaitWatermark(System.currentTimeMillis(), Duration.ofSeconds(60))).isTrue();
+                assertThat(shared.watermark().await(System.currentTimeMillis(), Duration.ofSeconds(60))).isTrue();
             }
             // Three versions after the snapshot's, each valid from its commit time as the database records it.
             for (String name : List.of("Alicia", "Alyssa", "Ali")) {

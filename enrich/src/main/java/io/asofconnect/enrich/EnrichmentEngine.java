@@ -104,7 +104,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         this.writer = new OutputWriter(config, schemas);
         this.receipts = new ReceiptTimes(lookup, config.readYourWrites());
         this.shapePurpose = "as-of enrichment of " + config.table();
-        this.startedAt = lookup.sourceNow();
+        this.startedAt = lookup.watermark().sourceNow();
         String context = LogContext.current();
         this.who = context != null ? context : shapePurpose;
     }
@@ -143,7 +143,7 @@ public final class EnrichmentEngine implements AutoCloseable {
         if (caughtUp) {
             return false;
         }
-        if (lookup.watermark() < startedAt) {
+        if (lookup.watermark().get() < startedAt) {
             return true;
         }
         caughtUp = true;
@@ -274,8 +274,8 @@ public final class EnrichmentEngine implements AutoCloseable {
             boolean passed;
             try {
                 passed = remaining > 0 && (n.receipt()
-                        ? lookup.awaitReceiptWatermark(n.visibleAt(), Duration.ofNanos(remaining))
-                        : lookup.awaitWatermark(n.visibleAt(), Duration.ofNanos(remaining)));
+                        ? lookup.watermark().awaitReceipts(n.visibleAt(), Duration.ofNanos(remaining))
+                        : lookup.watermark().await(n.visibleAt(), Duration.ofNanos(remaining)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new ConnectException("interrupted while waiting for the replica's watermark to pass a record's"
@@ -318,7 +318,7 @@ public final class EnrichmentEngine implements AutoCloseable {
     /** @param received the record's read-your-writes bound ({@link ReceiptTimes#of}) */
     private <R extends ConnectRecord<R>> EnrichOutcome<R> lookUp(R record, RowKey key, long received, boolean late) {
         String table = config.table();
-        long covered = lookup.receiptWatermark();
+        long covered = lookup.watermark().receiptWatermark();
         if (received > covered) {
             return notYetVisible(record, key, received, covered, true, late, "the time the record reached the connector");
         }
@@ -359,9 +359,9 @@ public final class EnrichmentEngine implements AutoCloseable {
         if (!late) {
             // The replica can move its watermark there sooner than its probe schedule would, if it knows.
             if (receipt) {
-                lookup.wantReceiptWatermark(visibleAt);
+                lookup.watermark().wantReceipts(visibleAt);
             } else {
-                lookup.wantWatermark(visibleAt);
+                lookup.watermark().want(visibleAt);
             }
             return new NotYetVisible<>(visibleAt, watermark, receipt);
         }
@@ -387,7 +387,7 @@ public final class EnrichmentEngine implements AutoCloseable {
      * ever apply the same rule, both agree and this check is merely redundant.
      */
     private LookupResult exactIfVisible(String table, RowKey key, VersionId id) {
-        long w = lookup.watermark();
+        long w = lookup.watermark().get();
         return id.validFrom() > w ? new LookupResult.NotYetVisible(w) : lookup.exact(table, key, id);
     }
 

@@ -35,7 +35,7 @@ public final class ReceiptTimes {
      * settles for the changes committed more than {@code slackMs} before a record reached it.
      */
     public long nowLess(long slackMs) {
-        return enabled ? lookup.sourceNow() - slackMs : NONE;
+        return enabled ? lookup.watermark().sourceNow() - slackMs : NONE;
     }
 
     /**

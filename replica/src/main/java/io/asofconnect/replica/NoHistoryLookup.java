@@ -4,9 +4,8 @@ import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.VersionId;
 import io.asofconnect.common.lookup.VersionLookup;
-import io.asofconnect.replica.watermark.WatermarkTracker;
+import io.asofconnect.common.lookup.Watermark;
 
-import java.time.Duration;
 import java.util.Set;
 
 /**
@@ -14,10 +13,10 @@ import java.util.Set;
  * watermark, NotYetVisible beyond it, never a row.
  */
 final class NoHistoryLookup implements VersionLookup {
-    private final WatermarkTracker watermark;
+    private final Watermark watermark;
     private final Set<String> tables;
 
-    NoHistoryLookup(WatermarkTracker watermark, Set<String> tables) {
+    NoHistoryLookup(Watermark watermark, Set<String> tables) {
         this.watermark = watermark;
         this.tables = tables;
     }
@@ -46,38 +45,8 @@ final class NoHistoryLookup implements VersionLookup {
     }
 
     @Override
-    public long watermark() {
-        return watermark.get();
-    }
-
-    @Override
-    public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
-        return watermark.await(timestamp, timeout);
-    }
-
-    @Override
-    public void wantWatermark(long timestamp) {
-        watermark.want(timestamp);
-    }
-
-    @Override
-    public long receiptWatermark() {
-        return watermark.receiptWatermark();
-    }
-
-    @Override
-    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
-        return watermark.awaitReceipts(receipt, timeout);
-    }
-
-    @Override
-    public void wantReceiptWatermark(long receipt) {
-        watermark.wantReceipts(receipt);
-    }
-
-    @Override
-    public long sourceNow() {
-        return watermark.sourceNow();
+    public Watermark watermark() {
+        return watermark;
     }
 
     @Override

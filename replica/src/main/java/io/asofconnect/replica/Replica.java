@@ -52,7 +52,7 @@ public final class Replica implements AutoCloseable {
     private final ScheduledExecutorService restarter;
     private volatile VersionStore store;
     private WatermarkTracker tracker;
-    private volatile RetiringLookup lookup;
+    private volatile GuardedLookup lookup;
     private volatile BatchApplier applier;
     private volatile WatermarkProber prober;
     private volatile CaptureEngine engine;
@@ -234,10 +234,8 @@ public final class Replica implements AutoCloseable {
         return interrupted;
     }
 
-    private RetiringLookup newLookup() {
-        VersionStore s = store;
-        return new RetiringLookup(new DamageReportingLookup(config.name(), new StoreBackedLookup(s, tracker, Set.copyOf(config.tables())), s,
-                tracker, this::lookupFoundDamage), config.name());
+    private GuardedLookup newLookup() {
+        return GuardedLookup.overStore(config.name(), store, tracker, Set.copyOf(config.tables()), this::lookupFoundDamage);
     }
 
     /**
@@ -393,8 +391,8 @@ public final class Replica implements AutoCloseable {
 
     /** Publishes a lookup that answers no time from any store, and retires the one it replaces. */
     private void answerWithoutHistory() {
-        RetiringLookup old = lookup;
-        lookup = new RetiringLookup(new NoHistoryLookup(tracker, Set.copyOf(config.tables())), config.name());
+        GuardedLookup old = lookup;
+        lookup = GuardedLookup.withoutHistory(config.name(), tracker, Set.copyOf(config.tables()));
         if (old != null) {
             old.retire();
         }
@@ -420,7 +418,7 @@ public final class Replica implements AutoCloseable {
     }
 
     private void retireLookup() {
-        RetiringLookup l = lookup;
+        GuardedLookup l = lookup;
         if (l != null) {
             l.retire();
         }

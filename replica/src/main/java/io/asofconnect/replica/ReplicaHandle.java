@@ -4,8 +4,8 @@ import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.VersionId;
 import io.asofconnect.common.lookup.VersionLookup;
+import io.asofconnect.common.lookup.Watermark;
 
-import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -75,38 +75,8 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     }
 
     @Override
-    public long watermark() {
+    public Watermark watermark() {
         return lookup().watermark();
-    }
-
-    @Override
-    public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
-        return lookup().awaitWatermark(timestamp, timeout);
-    }
-
-    @Override
-    public void wantWatermark(long timestamp) {
-        lookup().wantWatermark(timestamp);
-    }
-
-    @Override
-    public long receiptWatermark() {
-        return lookup().receiptWatermark();
-    }
-
-    @Override
-    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
-        return lookup().awaitReceiptWatermark(receipt, timeout);
-    }
-
-    @Override
-    public void wantReceiptWatermark(long receipt) {
-        lookup().wantReceiptWatermark(receipt);
-    }
-
-    @Override
-    public long sourceNow() {
-        return lookup().sourceNow();
     }
 
     @Override

@@ -20,10 +20,10 @@ public final class ReplicaMetrics {
         Metered m = metered.tagged("replica", handle.replicaName());
         ReplicaStats s = handle.stats();
         m.gauge("replica-watermark", "the watermark W, epoch ms: every change committed at or before it is in the replica",
-                () -> known(handle.watermark()));
+                () -> known(handle.watermark().get()));
         m.gauge("replica-watermark-lag-ms", "how far the watermark trails the source database's clock, in ms", () -> {
-            long w = handle.watermark();
-            return w == Long.MIN_VALUE ? Double.NaN : Math.max(0, handle.sourceNow() - w);
+            long w = handle.watermark().get();
+            return w == Long.MIN_VALUE ? Double.NaN : Math.max(0, handle.watermark().sourceNow() - w);
         });
         m.gauge("replica-slot-retained-wal-bytes", "WAL the source keeps for the replica's slot, in bytes", () -> unknownAsNaN(s.retainedWalBytes()));
         m.gauge("replica-versions", "versions the replica holds", () -> unknownAsNaN(handle.footprint().versions()));

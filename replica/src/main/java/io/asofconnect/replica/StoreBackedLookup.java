@@ -1,14 +1,13 @@
 package io.asofconnect.replica;
 
 import io.asofconnect.common.lookup.LookupResult;
-import io.asofconnect.replica.watermark.WatermarkTracker;
 import io.asofconnect.store.VersionStore;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.VersionId;
+import io.asofconnect.common.lookup.Watermark;
 import io.asofconnect.common.lookup.VersionLookup;
 
-import java.time.Duration;
 import java.util.Optional;
 import java.util.Set;
 
@@ -18,10 +17,10 @@ import java.util.Set;
  */
 public final class StoreBackedLookup implements VersionLookup {
     private final VersionStore store;
-    private final WatermarkTracker watermark;
+    private final Watermark watermark;
     private final Set<String> tables;
 
-    public StoreBackedLookup(VersionStore store, WatermarkTracker watermark, Set<String> tables) {
+    public StoreBackedLookup(VersionStore store, Watermark watermark, Set<String> tables) {
         this.store = store;
         this.watermark = watermark;
         this.tables = Set.copyOf(tables);
@@ -83,38 +82,8 @@ public final class StoreBackedLookup implements VersionLookup {
     }
 
     @Override
-    public long watermark() {
-        return watermark.get();
-    }
-
-    @Override
-    public boolean awaitWatermark(long timestamp, Duration timeout) throws InterruptedException {
-        return watermark.await(timestamp, timeout);
-    }
-
-    @Override
-    public void wantWatermark(long timestamp) {
-        watermark.want(timestamp);
-    }
-
-    @Override
-    public long receiptWatermark() {
-        return watermark.receiptWatermark();
-    }
-
-    @Override
-    public boolean awaitReceiptWatermark(long receipt, Duration timeout) throws InterruptedException {
-        return watermark.awaitReceipts(receipt, timeout);
-    }
-
-    @Override
-    public void wantReceiptWatermark(long receipt) {
-        watermark.wantReceipts(receipt);
-    }
-
-    @Override
-    public long sourceNow() {
-        return watermark.sourceNow();
+    public Watermark watermark() {
+        return watermark;
     }
 
     @Override

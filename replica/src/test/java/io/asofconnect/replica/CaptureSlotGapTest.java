@@ -89,11 +89,11 @@ class CaptureSlotGapTest {
         p.put(ReplicaConfig.ON_GAP, "REBUILD");
         long beforeRebuild = System.currentTimeMillis();
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, table, RowKey.of(2), h.watermark());
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, table, RowKey.of(2), h.watermark().get());
             assertThat(h.replica().snapshotRecordsApplied()).as("a new snapshot").isEqualTo(2);
             assertThat(h.historyStart()).isGreaterThanOrEqualTo(beforeRebuild - 1000);
             assertThat(h.asOf(table, RowKey.of(2), beforeRebuild - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
-            LookupResult now = h.asOf(table, RowKey.of(2), h.watermark());
+            LookupResult now = h.asOf(table, RowKey.of(2), h.watermark().get());
             assertThat(now).isInstanceOf(LookupResult.Found.class);
             assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo("missed");
             assertThat(h.replica().store().history(table, RowKey.of(2))).as("only the snapshot's version").hasSize(1);

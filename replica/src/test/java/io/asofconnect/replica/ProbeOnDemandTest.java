@@ -53,7 +53,7 @@ class ProbeOnDemandTest {
         props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
         long before = System.currentTimeMillis();
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
-            assertThat(h.awaitWatermark(before, BOUND))
+            assertThat(h.watermark().await(before, BOUND))
                     .as("watermark passes the moment before the replica started within %s (health %s)", BOUND, h.health())
                     .isTrue();
         }
@@ -65,13 +65,13 @@ class ProbeOnDemandTest {
         Map<String, Object> props = db.props("wantwm", "wantwm_slot", dir, "public.wanted");
         props.put(ReplicaConfig.WATERMARK_INTERVAL_MS, "60000");
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
-            assertThat(h.awaitWatermark(System.currentTimeMillis(), BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            assertThat(h.watermark().await(System.currentTimeMillis(), BOUND)).as("first watermark, health %s", h.health()).isTrue();
             // Three wishes in a row, each past the watermark the previous one brought: every one needs a probe of its
             // own, so one left to the schedule would wait a minute.
             for (int i = 0; i < 3; i++) {
-                long now = h.sourceNow();
-                h.wantWatermark(now);
-                assertThat(h.awaitWatermark(now, BOUND))
+                long now = h.watermark().sourceNow();
+                h.watermark().want(now);
+                assertThat(h.watermark().await(now, BOUND))
                         .as("wish %d: the watermark passes %d within %s (now %d, health %s)", i, now, BOUND, h.watermark(), h.health())
                         .isTrue();
             }
@@ -85,13 +85,13 @@ class ProbeOnDemandTest {
             for (int i = 0; i < 3; i++) {
                 String value = "committed before receipt " + i;
                 db.exec("UPDATE public.receipts SET v = '" + value + "' WHERE id = 1");
-                long receipt = h.sourceNow();
-                h.wantReceiptWatermark(receipt);
-                assertThat(h.awaitReceiptWatermark(receipt, BOUND))
+                long receipt = h.watermark().sourceNow();
+                h.watermark().wantReceipts(receipt);
+                assertThat(h.watermark().awaitReceipts(receipt, BOUND))
                         .as("receipt %d: the receipt watermark passes %d within %s (it is %d, health %s)", i, receipt, BOUND,
-                                h.receiptWatermark(), h.health())
+                                h.watermark().receiptWatermark(), h.health())
                         .isTrue();
-                assertThat(h.watermark()).as("the watermark is still short of the receipt by the margin").isLessThan(receipt);
+                assertThat(h.watermark().get()).as("the watermark is still short of the receipt by the margin").isLessThan(receipt);
                 LookupResult current = h.current("public.receipts", RowKey.of(1));
                 assertThat(current).isInstanceOf(LookupResult.Found.class);
                 assertThat(((LookupResult.Found) current).version().row().getString("v")).isEqualTo(value);
@@ -104,14 +104,14 @@ class ProbeOnDemandTest {
         db.exec("CREATE TABLE public.foreign_probe (id int PRIMARY KEY)", "INSERT INTO public.foreign_probe VALUES (1)");
         try (ReplicaHandle h = startedWithAWideMargin("fprobe", "public.foreign_probe")) {
             // What an earlier process of this replica left in the slot: its tokens are readings of another clock.
-            long farAhead = h.sourceNow() + 3_600_000;
+            long farAhead = h.watermark().sourceNow() + 3_600_000;
             db.exec("SELECT pg_logical_emit_message(false, 'asof-connect.watermark.fprobe', "
                     + "(extract(epoch from clock_timestamp()) * 1000)::bigint::text || ' " + farAhead + " 12345'), txid_current()");
-            long receipt = h.sourceNow();
-            h.wantReceiptWatermark(receipt);
+            long receipt = h.watermark().sourceNow();
+            h.watermark().wantReceipts(receipt);
             // Our own probe, sent after the forged one, comes through after it.
-            assertThat(h.awaitReceiptWatermark(receipt, BOUND)).as("health %s", h.health()).isTrue();
-            assertThat(h.receiptWatermark()).as("the other instance's token counts for nothing").isLessThan(farAhead - 1);
+            assertThat(h.watermark().awaitReceipts(receipt, BOUND)).as("health %s", h.health()).isTrue();
+            assertThat(h.watermark().receiptWatermark()).as("the other instance's token counts for nothing").isLessThan(farAhead - 1);
         }
     }
 
@@ -126,7 +126,7 @@ class ProbeOnDemandTest {
         props.put(ReplicaConfig.WATERMARK_SAFETY_MARGIN_MS, "5000");
         ReplicaHandle h = ReplicaRegistry.acquire(props);
         try {
-            assertThat(h.awaitWatermark(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
+            assertThat(h.watermark().await(Long.MIN_VALUE + 1, BOUND)).as("first watermark, health %s", h.health()).isTrue();
             return h;
         } catch (InterruptedException | AssertionError e) {
             h.close();

@@ -53,7 +53,7 @@ class ReplicaCaptureTest {
     /** Waits until the replica has applied everything committed up to now. */
     static void catchUp(ReplicaHandle h) throws InterruptedException {
         long now = System.currentTimeMillis();
-        assertThat(h.awaitWatermark(now, Duration.ofSeconds(60)))
+        assertThat(h.watermark().await(now, Duration.ofSeconds(60)))
                 .as("watermark reaches %d (health %s)", now, h.health()).isTrue();
     }
 
@@ -68,9 +68,9 @@ class ReplicaCaptureTest {
         long until = System.currentTimeMillis() + 2_500;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         int answered = 0;
-        while (h.watermark() < until) {
+        while (h.watermark().get() < until) {
             assertThat(System.nanoTime()).as("watermark reaches %d (health %s)", until, h.health()).isLessThan(deadline);
-            long w = h.watermark();
+            long w = h.watermark().get();
             LookupResult r = h.asOf(table, key, w);
             if (w > before) {
                 assertThat(r).as("lookup at the watermark %d (history start %d)", w, h.historyStart())
@@ -120,7 +120,7 @@ class ReplicaCaptureTest {
                 }
             }
             catchUp(h);
-            long last = h.watermark();
+            long last = h.watermark().get();
             List<Long> times = new ArrayList<>();
             for (long t = first - 5; t <= last; t++) {
                 times.add(t);
@@ -284,15 +284,15 @@ class ReplicaCaptureTest {
         db.exec("CREATE TABLE public.idle (id int PRIMARY KEY)", "CREATE TABLE public.busy_other (id serial PRIMARY KEY, x int)");
         try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("idle", "idle_slot", dir, "public.idle"))) {
             catchUp(h);
-            long w1 = h.watermark();
+            long w1 = h.watermark().get();
             String lsn1 = db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'idle_slot'");
             for (int i = 0; i < 20; i++) {
                 db.exec("INSERT INTO public.busy_other (x) VALUES (" + i + ")");
             }
             long target = System.currentTimeMillis() + 500;
-            assertThat(h.awaitWatermark(target, Duration.ofSeconds(30))).isTrue();
-            assertThat(h.watermark()).isGreaterThan(w1);
-            assertThat(h.awaitWatermark(Long.MAX_VALUE, Duration.ofMillis(300))).isFalse();
+            assertThat(h.watermark().await(target, Duration.ofSeconds(30))).isTrue();
+            assertThat(h.watermark().get()).isGreaterThan(w1);
+            assertThat(h.watermark().await(Long.MAX_VALUE, Duration.ofMillis(300))).isFalse();
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> io.asofconnect.replica.capture.StartupChecks.parseLsn(
                     db.queryString("SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = 'idle_slot'"))
                     > io.asofconnect.replica.capture.StartupChecks.parseLsn(lsn1));
@@ -401,7 +401,7 @@ class ReplicaCaptureTest {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> h.historyStart() > old);
             assertThat(h.asOf("public.pruned", RowKey.of(1), old)).isInstanceOf(LookupResult.OutOfHistory.class);
             long kept = h.historyStart();
-            assertThat(row(h.asOf("public.pruned", RowKey.of(1), Math.max(kept, h.watermark()))).getInt32("v")).isEqualTo(2);
+            assertThat(row(h.asOf("public.pruned", RowKey.of(1), Math.max(kept, h.watermark().get()))).getInt32("v")).isEqualTo(2);
             assertThat(h.replica().store().history("public.pruned", RowKey.of(1)).size()).isLessThanOrEqualTo(2);
         }
     }
@@ -459,13 +459,13 @@ class ReplicaCaptureTest {
             catchUp(h);
             List<Version> snap = h.replica().store().history("public.effective", RowKey.of(1));
             assertThat(snap).hasSize(1);
-            assertThat(snap.get(0).validFrom()).as("snapshot rows are valid from the snapshot").isBetween(beforeStart - 5_000, h.watermark());
-            assertThat(h.historyStart()).isGreaterThanOrEqualTo(snap.get(0).validFrom()).isLessThanOrEqualTo(h.watermark());
+            assertThat(snap.get(0).validFrom()).as("snapshot rows are valid from the snapshot").isBetween(beforeStart - 5_000, h.watermark().get());
+            assertThat(h.historyStart()).isGreaterThanOrEqualTo(snap.get(0).validFrom()).isLessThanOrEqualTo(h.watermark().get());
             assertThat(h.asOf("public.effective", RowKey.of(1), beforeStart - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
 
-            long future = h.watermark() + 2_000;
+            long future = h.watermark().get() + 2_000;
             db.exec("UPDATE public.effective SET v = 'new', eff = to_timestamp(" + future + " / 1000.0) WHERE id = 1");
-            assertThat(h.awaitWatermark(future + 100, Duration.ofSeconds(30))).isTrue();
+            assertThat(h.watermark().await(future + 100, Duration.ofSeconds(30))).isTrue();
             List<Version> all = h.replica().store().history("public.effective", RowKey.of(1));
             assertThat(all).hasSize(2);
             assertThat(all.get(1).validFrom()).isEqualTo(future);

@@ -69,20 +69,20 @@ class ReplicaHealTest {
             long updatedAt;
             try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("healed", "healed_slot", dir, "public.healed"))) {
                 catchUp(h);
-                corruptedAt = h.watermark();
+                corruptedAt = h.watermark().get();
                 int flipped = flip(dir, value(7).getBytes(StandardCharsets.UTF_8));
                 assertThat(flipped).as("the row's bytes are in the store's files").isPositive();
                 updatedAt = db.commit("UPDATE public.healed SET val = 'after-damage' WHERE id = 8");
                 catchUp(h);
                 for (int id = 1; id <= ROWS; id++) {
                     assertRightOrNoAnswer(h, id, corruptedAt, updatedAt);
-                    assertThat(h.asOf("public.healed", RowKey.of(id), h.watermark())).as("key %d", id)
+                    assertThat(h.asOf("public.healed", RowKey.of(id), h.watermark().get())).as("key %d", id)
                             .isInstanceOf(LookupResult.Found.class);
                 }
             }
             try (ReplicaHandle h = ReplicaRegistry.acquire(db.props("healed", "healed_slot", dir, "public.healed"))) {
                 catchUp(h);
-                long at = h.watermark();
+                long at = h.watermark().get();
                 for (int id = 1; id <= ROWS; id++) {
                     assertRightOrNoAnswer(h, id, corruptedAt, updatedAt);
                     LookupResult r = h.asOf("public.healed", RowKey.of(id), at);
@@ -97,7 +97,7 @@ class ReplicaHealTest {
     }
 
     private static void assertRightOrNoAnswer(ReplicaHandle h, int id, long corruptedAt, long updatedAt) {
-        for (long t : List.of(corruptedAt, updatedAt - 1, updatedAt, h.watermark())) {
+        for (long t : List.of(corruptedAt, updatedAt - 1, updatedAt, h.watermark().get())) {
             LookupResult r = h.asOf("public.healed", RowKey.of(id), t);
             if (r instanceof LookupResult.Found f) {
                 String expected = id == 8 && t >= updatedAt ? "after-damage" : value(id);
@@ -141,6 +141,6 @@ class ReplicaHealTest {
 
     private static void catchUp(ReplicaHandle h) throws InterruptedException {
         long now = System.currentTimeMillis();
-        assertThat(h.awaitWatermark(now, Duration.ofSeconds(120))).as("watermark reaches %d (health %s)", now, h.health()).isTrue();
+        assertThat(h.watermark().await(now, Duration.ofSeconds(120))).as("watermark reaches %d (health %s)", now, h.health()).isTrue();
     }
 }

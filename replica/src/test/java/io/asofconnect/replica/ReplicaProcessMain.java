@@ -32,14 +32,14 @@ public final class ReplicaProcessMain {
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
             // Tells a crash test that the snapshot is under way: some of its rows are committed, not all. Commits are
             // grouped, so applied rows say nothing about it: the committed offsets stopping inside the snapshot do.
-            while (h.watermark() == Long.MIN_VALUE && System.nanoTime() < deadline) {
+            while (h.watermark().get() == Long.MIN_VALUE && System.nanoTime() < deadline) {
                 if (h.replica().snapshotCommittedInProgress()) {
                     System.out.println("SNAPSHOT_IN_PROGRESS");
                     break;
                 }
                 Thread.sleep(5);
             }
-            if (!h.awaitWatermark(System.currentTimeMillis(), Duration.ofSeconds(60))) {
+            if (!h.watermark().await(System.currentTimeMillis(), Duration.ofSeconds(60))) {
                 System.out.println("NOT CAUGHT UP " + h.health());
                 System.exit(2);
             }
@@ -58,7 +58,7 @@ public final class ReplicaProcessMain {
                 Thread.sleep(progressTable != null ? 2 : 50);
             }
             long target = Long.parseLong(Files.readString(stop).trim());
-            if (!h.awaitWatermark(target, Duration.ofSeconds(60))) {
+            if (!h.watermark().await(target, Duration.ofSeconds(60))) {
                 System.out.println("WATERMARK NOT REACHED " + h.health());
                 System.exit(4);
             }

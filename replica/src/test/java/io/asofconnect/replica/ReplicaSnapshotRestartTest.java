@@ -89,7 +89,7 @@ class ReplicaSnapshotRestartTest {
                 }
             });
             long now = System.currentTimeMillis();
-            assertThat(h.awaitWatermark(now, Duration.ofSeconds(240))).as("caught up (health %s)", h.health()).isTrue();
+            assertThat(h.watermark().await(now, Duration.ofSeconds(240))).as("caught up (health %s)", h.health()).isTrue();
             reading.set(false);
             reader.get(30, TimeUnit.SECONDS);
 
@@ -102,7 +102,7 @@ class ReplicaSnapshotRestartTest {
                     .isInstanceOf(LookupResult.Absent.class);
             assertThat(futureValue.get()).as("a read before the update never sees it").isNull();
             long start = h.historyStart();
-            assertThat(start).as("history starts after the redone snapshot").isGreaterThan(updatedAt).isLessThanOrEqualTo(h.watermark());
+            assertThat(start).as("history starts after the redone snapshot").isGreaterThan(updatedAt).isLessThanOrEqualTo(h.watermark().get());
             assertThat(h.asOf("public.big", RowKey.of(1), updatedAt - 1)).isInstanceOf(LookupResult.OutOfHistory.class);
             assertThat(h.asOf("public.big", RowKey.of(1), start - 1)).isInstanceOf(LookupResult.OutOfHistory.class);
 
@@ -112,7 +112,7 @@ class ReplicaSnapshotRestartTest {
                     inDb.put(rs.getInt(1), rs.getString(2));
                 }
             }
-            long at = h.watermark();
+            long at = h.watermark().get();
             for (Map.Entry<Integer, String> e : inDb.entrySet()) {
                 LookupResult r = h.asOf("public.big", RowKey.of(e.getKey()), at);
                 assertThat(r).as("key %d", e.getKey()).isInstanceOf(LookupResult.Found.class);

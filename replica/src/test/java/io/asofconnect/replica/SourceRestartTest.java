@@ -102,7 +102,7 @@ class SourceRestartTest {
             db.stop();
             db.startAgain();
             writer.awaitCommits(writer.commits() + 50);
-            assertThat(h.awaitWatermark(System.currentTimeMillis(), Duration.ofSeconds(180)))
+            assertThat(h.watermark().await(System.currentTimeMillis(), Duration.ofSeconds(180)))
                     .as("caught up after the restart (health %s)", h.health()).isTrue();
             writer.stop();
             writing.get(60, TimeUnit.SECONDS);
@@ -117,7 +117,7 @@ class SourceRestartTest {
             Map<Integer, List<String>> expected = writer.expected();
             long start = h.historyStart();
             assertThat(start).as("the snapshot was taken again: history starts after it").isGreaterThan(Long.MIN_VALUE)
-                    .isLessThanOrEqualTo(h.watermark());
+                    .isLessThanOrEqualTo(h.watermark().get());
             for (int id = 1; id <= rows; id++) {
                 List<Version> history = h.replica().store().history("public.snapped", RowKey.of(id));
                 assertThat(history).as("key %d", id).isNotEmpty();

@@ -167,11 +167,11 @@ class StartupFailuresTest {
         p.put(ReplicaConfig.ON_GAP, "REBUILD");
         long beforeRebuild = System.currentTimeMillis();
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(2), h.watermark());
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(2), h.watermark().get());
             assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
             assertThat(h.historyStart()).isGreaterThanOrEqualTo(beforeRebuild - 1000);
             assertThat(h.asOf("public.t", RowKey.of(1), beforeRebuild - 60_000)).isInstanceOf(LookupResult.OutOfHistory.class);
-            LookupResult now = h.asOf("public.t", RowKey.of(2), h.watermark());
+            LookupResult now = h.asOf("public.t", RowKey.of(2), h.watermark().get());
             assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo("changed while the slot was gone");
         }
         try (Stream<Path> files = Files.list(dir)) {
@@ -199,16 +199,16 @@ class StartupFailuresTest {
                         assertThat(q).exists();
                         assertThat(q.getFileName().toString()).startsWith("corrupt.mapdb.quarantined-");
                     });
-            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(1), h.watermark());
+            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(1), h.watermark().get());
             assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
-            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(h.watermark());
+            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(h.watermark().get());
             // The rebuilt store holds what the source holds now, read back through the lookup.
             for (Map.Entry<Integer, String> row : Map.of(1, "one", 2, "two").entrySet()) {
-                LookupResult now = h.asOf("public.t", RowKey.of(row.getKey()), h.watermark());
+                LookupResult now = h.asOf("public.t", RowKey.of(row.getKey()), h.watermark().get());
                 assertThat(now).isInstanceOf(LookupResult.Found.class);
                 assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo(row.getValue());
             }
-            assertThat(h.asOf("public.t", RowKey.of(3), h.watermark())).isInstanceOf(LookupResult.Absent.class);
+            assertThat(h.asOf("public.t", RowKey.of(3), h.watermark().get())).isInstanceOf(LookupResult.Absent.class);
         }
         try (Stream<Path> files = Files.list(dir)) {
             assertThat(files.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith("corrupt.mapdb.quarantined-"));
@@ -241,7 +241,7 @@ class StartupFailuresTest {
         p.put(ReplicaConfig.USER, "repl_user");
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
             ReplicaCaptureTest.catchUp(h);
-            assertThat(h.asOf("public.t", RowKey.of(1), h.watermark())).isInstanceOf(LookupResult.Found.class);
+            assertThat(h.asOf("public.t", RowKey.of(1), h.watermark().get())).isInstanceOf(LookupResult.Found.class);
         }
     }
 }

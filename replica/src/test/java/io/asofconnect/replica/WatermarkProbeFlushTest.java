@@ -48,7 +48,7 @@ class WatermarkProbeFlushTest {
             // Back to back: right after one flush by the WAL writer, the next would be 10 s away.
             for (int i = 0; i < 5; i++) {
                 long now = System.currentTimeMillis();
-                assertThat(h.awaitWatermark(now, BOUND))
+                assertThat(h.watermark().await(now, BOUND))
                         .as("watermark passes %d within %s (moment %d; health %s)", now, BOUND, i, h.health()).isTrue();
             }
         }

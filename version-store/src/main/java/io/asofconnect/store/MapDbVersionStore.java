@@ -219,7 +219,7 @@ public final class MapDbVersionStore implements VersionStore {
 
     /**
      * Reads of a closed store fail, as they did when reads went to MapDB's closed volume: the replica
-     * retires a store by closing it (RetiringLookup turns this into a retriable error), and a reader
+     * retires a store by closing it (the replica's GuardedLookup turns this into a retriable error), and a reader
      * must not go on answering from a store whose writer stopped.
      */
     private void checkOpen() {

@@ -1,5 +1,7 @@
 package io.asofconnect.replica.watermark;
 
+import io.asofconnect.common.lookup.Watermark;
+
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,7 +26,7 @@ import java.util.function.LongSupplier;
  * back, so tokens and receipts of one tracker compare as their real times do; a probe sent by another tracker (an
  * earlier process of the replica) carries another {@link #instance} and counts only for the watermark.
  */
-public final class WatermarkTracker {
+public final class WatermarkTracker implements Watermark {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition advanced = lock.newCondition();
     private final LongSupplier localClock;

@@ -20,14 +20,14 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-class RetiringLookupTest {
+class GuardedLookupTest {
     @TempDir
     Path dir;
 
     @Test
     void aReadOfARetiredAndClosedStoreIsRetriableAndNamesTheReplica() {
         MapDbVersionStore store = storeWithOneRow("r.mapdb");
-        RetiringLookup lookup = new RetiringLookup(new StoreBackedLookup(store, new WatermarkTracker(1000), Set.of("public.t")), "r");
+        GuardedLookup lookup = GuardedLookup.overStore("r", store, new WatermarkTracker(1000), Set.of("public.t"), (s, e) -> { });
         assertThat(lookup.asOf("public.t", RowKey.of(1), 500)).isInstanceOf(LookupResult.Found.class);
 
         lookup.retire();
@@ -41,7 +41,7 @@ class RetiringLookupTest {
     @Test
     void failuresOfALiveStoreAreNotDisguised() {
         MapDbVersionStore store = storeWithOneRow("live.mapdb");
-        RetiringLookup lookup = new RetiringLookup(new StoreBackedLookup(store, new WatermarkTracker(1000), Set.of("public.t")), "r");
+        GuardedLookup lookup = GuardedLookup.overStore("r", store, new WatermarkTracker(1000), Set.of("public.t"), (s, e) -> { });
         store.close();
         // Closed without being retired: a bug elsewhere, so the original error comes through.
         assertThatThrownBy(() -> lookup.current("public.t", RowKey.of(1))).isNotInstanceOf(RetriableException.class);
