@@ -3,7 +3,7 @@ package io.asofconnect.bench;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.replica.ReplicaHandle;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.replica.ReplicaRegistry;
 
 import java.math.BigDecimal;

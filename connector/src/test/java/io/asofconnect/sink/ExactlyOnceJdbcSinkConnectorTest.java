@@ -1,7 +1,7 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;

@@ -1,7 +1,7 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.replica.ReplicaHandle;
 import io.asofconnect.replica.ReplicaRegistry;
 import org.apache.kafka.common.TopicPartition;

@@ -1,5 +1,7 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.capture.ReplicaStats;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.capture.ReplicaStats;
 import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.metrics.Metered;
 

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.common.logging.LogContext;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;

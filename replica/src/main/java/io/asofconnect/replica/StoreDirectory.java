@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.store.Quarantine;
 import io.asofconnect.store.StoreLockedException;

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.config.ReplicaConfig;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.Version;

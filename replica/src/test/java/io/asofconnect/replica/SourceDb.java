@@ -1,5 +1,6 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
 import java.io.IOException;

@@ -6,7 +6,7 @@ import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.MeteredLookup;
 import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.metrics.Metered;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.metrics.Monitorable;
 import org.apache.kafka.common.metrics.PluginMetrics;

@@ -6,7 +6,7 @@ import io.asofconnect.enrich.TestReplica;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.metrics.LocalPluginMetrics;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.data.Struct;
 import org.apache.kafka.connect.errors.DataException;

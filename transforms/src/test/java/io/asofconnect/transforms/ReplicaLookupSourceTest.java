@@ -1,7 +1,7 @@
 package io.asofconnect.transforms;
 
 import io.asofconnect.enrich.Fixtures;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.junit.jupiter.api.Test;

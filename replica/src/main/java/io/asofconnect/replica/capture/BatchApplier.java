@@ -1,8 +1,7 @@
 package io.asofconnect.replica.capture;
 
 import io.asofconnect.common.lookup.RowKey;
-import io.asofconnect.replica.ReplicaConfig;
-import io.asofconnect.replica.ReplicaStats;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.store.VersionStore;
 import io.asofconnect.replica.watermark.WatermarkTracker;
 import io.debezium.engine.DebeziumEngine;
@@ -110,7 +109,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         this.offsets = offsets;
         this.policy = CommitPolicy.of(config);
         this.keyColumnTables = Set.copyOf(config.keyColumns().keySet());
-        this.probePrefix = WatermarkProber.prefixFor(config.name());
+        this.probePrefix = ProbeMessage.prefixFor(config.name());
         this.safetyMarginMs = config.watermarkSafetyMarginMs();
         this.retentionMs = config.historyRetentionMs();
         this.clock = clock;
@@ -139,7 +138,7 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
                     }
                     pending.snapshotRead = Math.max(pending.snapshotRead, apply(e));
                 } else {
-                    Probe probe = probe(records.get(i).record());
+                    ProbeMessage.Probe probe = probe(records.get(i).record());
                     if (probe != null) {
                         pending.watermark = Math.max(pending.watermark, probe.stamp() - safetyMarginMs);
                         if (probe.instance() == tracker.instance()) {
@@ -361,44 +360,15 @@ public final class BatchApplier implements DebeziumEngine.ChangeConsumer<RecordC
         return Long.MIN_VALUE;
     }
 
-    /**
-     * What one of our probes carries (WatermarkProber): the server's stamp and, from replicas that write them, the
-     * token and tracker instance of the read-your-writes bound; {@code instance} -1 when absent.
-     */
-    record Probe(long stamp, long token, long instance) {
-    }
-
     /** The probe carried by one of our logical decoding messages, or null. */
-    private Probe probe(SourceRecord r) {
-        if (!(r.value() instanceof Struct v) || v.schema().field("message") == null || !"m".equals(v.getString("op"))) {
+    private ProbeMessage.Probe probe(SourceRecord r) {
+        String text = ProbeMessage.contentOf(r, probePrefix);
+        if (text == null) {
             return null;
         }
-        Struct m = v.getStruct("message");
-        if (m == null || !probePrefix.equals(m.getString("prefix"))) {
-            return null;
-        }
-        Object content = m.get("content");
-        String text;
-        if (content instanceof byte[] b) {
-            text = new String(b, StandardCharsets.UTF_8);
-        } else if (content instanceof ByteBuffer bb) {
-            ByteBuffer d = bb.duplicate();
-            byte[] b = new byte[d.remaining()];
-            d.get(b);
-            text = new String(b, StandardCharsets.UTF_8);
-        } else {
-            return null;
-        }
-        try {
-            String[] parts = text.trim().split(" ");
-            if (parts.length == 1) {
-                return new Probe(Long.parseLong(parts[0]), Long.MIN_VALUE, -1);
-            }
-            if (parts.length == 3) {
-                return new Probe(Long.parseLong(parts[0]), Long.parseLong(parts[1]), Long.parseLong(parts[2]));
-            }
-        } catch (NumberFormatException e) {
-            // Reported below.
+        ProbeMessage.Probe probe = ProbeMessage.parse(text);
+        if (probe != null) {
+            return probe;
         }
         LOG.warn("{}: ignoring a watermark message with prefix {} whose content is not \"<epoch millis> <token> <instance>\"."
                 + " Only the replica should emit logical messages with this prefix: find the other writer with pg_stat_activity",

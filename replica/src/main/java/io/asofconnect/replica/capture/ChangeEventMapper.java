@@ -4,7 +4,7 @@ import io.asofconnect.common.lookup.KeyValues;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.store.VersionStore;
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;

@@ -1,6 +1,6 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 
 /**
  * When the batch consumer commits the store: after {@code replica.commit.interval.ms} or

@@ -1,6 +1,6 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 
 import java.util.Properties;
 import java.util.stream.Collectors;
@@ -70,7 +70,7 @@ public final class EngineProperties {
             p.setProperty("message.key.columns", config.keyColumnsText());
         }
         p.setProperty("tombstones.on.delete", "false");
-        p.setProperty("message.prefix.include.list", exact(WatermarkProber.prefixFor(config.name())));
+        p.setProperty("message.prefix.include.list", exact(ProbeMessage.prefixFor(config.name())));
         // Only the connector flushes LSNs, and only after our commit: the driver must not confirm on its own.
         p.setProperty("lsn.flush.mode", "connector");
         return p;

@@ -1,7 +1,7 @@
 package io.asofconnect.replica.capture;
 
 import io.asofconnect.common.lookup.SourcePosition;
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.store.VersionStore;
 
 import java.nio.ByteBuffer;

@@ -1,6 +1,5 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.replica.ReplicaStats;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,6 +1,6 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.slf4j.Logger;

@@ -1,6 +1,5 @@
 package io.asofconnect.replica.capture;
 
-import io.asofconnect.replica.ReplicaStats;
 import io.asofconnect.replica.watermark.WatermarkTracker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,27 +23,12 @@ import java.util.function.Supplier;
  * (less a safety margin) has been delivered. This is what advances the watermark, and it also moves the
  * slot forward while the captured tables are idle.
  *
- * <p>Each message's content is {@code "<stamp> <token> <instance>"}: the server's clock, then the tracker's
- * {@link WatermarkTracker#probeToken} taken just before the probe was sent, and the tracker's
- * {@link WatermarkTracker#instance}, from which the applier raises the receipt watermark ({@link #probeSoon}).
- * Older replicas wrote the stamp alone; the applier reads both forms.
+ * <p>The message carries the server's clock and the tracker's {@link WatermarkTracker#probeToken}, taken just
+ * before the probe was sent, and {@link WatermarkTracker#instance} ({@link ProbeMessage} is its format), from
+ * which the applier raises the receipt watermark ({@link #probeSoon}).
  */
 public final class WatermarkProber implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(WatermarkProber.class);
-    /**
-     * Epoch millis, computed by the server so the probe and the commit timestamps share one clock; the same
-     * reading is returned, so that readers can tell the time on that clock (see {@link WatermarkTracker#sourceNow}).
-     *
-     * <p>{@code txid_current()} gives the statement's transaction an id, so that its commit flushes the WAL, the
-     * message included (under {@code synchronous_commit=on}, Postgres' default). A walsender sends only flushed
-     * WAL, and a message alone is flushed by the WAL writer, every {@code wal_writer_delay} (200 ms by default):
-     * probe to watermark took 317 ms (median) without the flush and 148 ms with it, and every record held for
-     * read-your-writes waits that long. The cost is one transaction id per probe. Postgres 17's {@code flush}
-     * argument of {@code pg_logical_emit_message} does the same, but older servers are supported.
-     */
-    private static final String EMIT = "SELECT t, pg_logical_emit_message(false, ?, t::text || ?), txid_current()"
-            + " FROM (SELECT floor(extract(epoch from clock_timestamp()) * 1000)::bigint AS t) now";
-
     private static final String RETAINED_WAL = "SELECT coalesce(pg_wal_lsn_diff(pg_current_wal_lsn(), restart_lsn), 0)::bigint"
             + " FROM pg_replication_slots WHERE slot_name = ?";
 
@@ -92,18 +76,13 @@ public final class WatermarkProber implements AutoCloseable {
         this.stats = stats;
         this.connector = connector;
         this.clock = clock;
-        this.prefix = prefixFor(replicaName);
+        this.prefix = ProbeMessage.prefixFor(replicaName);
         this.intervalMs = intervalMs;
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "asof-replica-watermark-" + replicaName);
             t.setDaemon(true);
             return t;
         });
-    }
-
-    /** The message prefix that marks this replica's probes. */
-    public static String prefixFor(String replicaName) {
-        return "asof-connect.watermark." + replicaName;
     }
 
     public void start() {
@@ -203,12 +182,12 @@ public final class WatermarkProber implements AutoCloseable {
                 connection = connector.open("watermark prober");
                 connection.setAutoCommit(true);
             }
-            try (PreparedStatement ps = connection.prepareStatement(EMIT)) {
+            try (PreparedStatement ps = connection.prepareStatement(ProbeMessage.EMIT)) {
                 ps.setString(1, prefix);
                 ps.setQueryTimeout(QUERY_TIMEOUT_SECONDS);
                 lastSentNanos = System.nanoTime();
                 // Taken after every receipt that wished for this probe, and before the message is written.
-                ps.setString(2, " " + clock.probeToken() + " " + clock.instance());
+                ps.setString(2, ProbeMessage.afterStamp(clock.probeToken(), clock.instance()));
                 long sentAt = System.currentTimeMillis();
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();

@@ -2,7 +2,7 @@ package io.asofconnect.replica.capture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.asofconnect.replica.ReplicaStats;
+import io.asofconnect.replica.capture.ReplicaStats;
 import org.junit.jupiter.api.Test;
 
 import java.util.concurrent.atomic.AtomicLong;

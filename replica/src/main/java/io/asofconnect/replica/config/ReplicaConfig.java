@@ -1,4 +1,4 @@
-package io.asofconnect.replica;
+package io.asofconnect.replica.config;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.jdbc.JdbcDriverProperties;

@@ -1,4 +1,4 @@
-package io.asofconnect.replica;
+package io.asofconnect.replica.capture;
 
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -1,4 +1,4 @@
-package io.asofconnect.replica;
+package io.asofconnect.replica.config;
 
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
