@@ -3,6 +3,8 @@ package io.asofconnect.sink;
 import io.asofconnect.enrich.EnrichOutcome;
 import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
+import io.asofconnect.writer.BatchWriter;
+import io.asofconnect.writer.PartitionState;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 import org.slf4j.Logger;

@@ -2,6 +2,12 @@ package io.asofconnect.sink;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.config.OptionalText;
+import io.asofconnect.writer.ConnectionFactory;
+import io.asofconnect.writer.InsertMode;
+import io.asofconnect.writer.PrimaryKeyMode;
+import io.asofconnect.writer.RowMappingRules;
+import io.asofconnect.writer.SchemaEvolution;
+import io.asofconnect.writer.WriterSettings;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -21,14 +27,14 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     /** Connect's own key; it names the connector's rows in the offsets table. */
     public static final String CONNECTOR_NAME = "name";
 
-    public static final String CONNECTION_URL = "connection.url";
+    public static final String CONNECTION_URL = WriterSettings.CONNECTION_URL;
     public static final String CONNECTION_USER = "connection.user";
     public static final String CONNECTION_PASSWORD = "connection.password";
     public static final String INSERT_MODE = "insert.mode";
-    public static final String TABLE_NAME_FORMAT = "table.name.format";
+    public static final String TABLE_NAME_FORMAT = WriterSettings.TABLE_NAME_FORMAT;
     public static final String TABLE_SCHEMA = "table.schema";
-    public static final String PRIMARY_KEY_MODE = "primary.key.mode";
-    public static final String PRIMARY_KEY_FIELDS = "primary.key.fields";
+    public static final String PRIMARY_KEY_MODE = WriterSettings.PRIMARY_KEY_MODE;
+    public static final String PRIMARY_KEY_FIELDS = WriterSettings.PRIMARY_KEY_FIELDS;
     public static final String SCHEMA_EVOLUTION = "schema.evolution";
     public static final String DELETE_ENABLED = "delete.enabled";
     public static final String BATCH_SIZE = "batch.size";
@@ -38,7 +44,15 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public static final String MAX_RETRIES = "max.retries";
     public static final String RETRY_BACKOFF_MS = "retry.backoff.ms";
 
-    public static final String TOPIC_PLACEHOLDER = "${topic}";
+    public static final String TOPIC_PLACEHOLDER = WriterSettings.TOPIC_PLACEHOLDER;
+
+    /**
+     * The most the task's {@code open} spends taking partitions over, retries included. It runs in the consumer's rebalance
+     * callback, so it must return well within {@code max.poll.interval.ms} (300 s by default), or the group drops
+     * the task and the rebalance starts over. It must also outlast the server's ending of a frozen former owner's
+     * transaction (idle_in_transaction_session_timeout), whose row lock on the offsets row a take-over waits for.
+     */
+    public static final long OPEN_BUDGET_MS = ConnectionFactory.IDLE_IN_TRANSACTION_TIMEOUT_MS + 60_000L;
 
     private static final EnumOption<InsertMode> INSERT_MODES = EnumOption.of(InsertMode.class);
     private static final EnumOption<PrimaryKeyMode> PK_MODES = EnumOption.of(PrimaryKeyMode.class);
@@ -132,7 +146,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                                 + MAX_RETRIES + " + 1 failed writes in a row, no sooner than " + MAX_RETRIES + " x " + RETRY_BACKOFF_MS
                                 + " after the first; offset commits in between do not write and do not count. Records stay"
                                 + " buffered and partitions paused while retrying. Taking partitions over after a rebalance runs inside the consumer's"
-                                + " rebalance callback, so there retries also stop after " + ExactlyOnceJdbcSinkTask.OPEN_BUDGET_MS / 1000 + " s in all (well within the default"
+                                + " rebalance callback, so there retries also stop after " + OPEN_BUDGET_MS / 1000 + " s in all (well within the default"
                                 + " max.poll.interval.ms of 300 s) and the task fails.",
                         G_EXACTLY_ONCE, ++e, ConfigDef.Width.SHORT, "Max retries")
                 .define(RETRY_BACKOFF_MS, Type.LONG, 3000L, ConfigDef.Range.between(0L, 600_000L), Importance.LOW,
@@ -198,7 +212,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
      * The problems that involve more than one key, by the key to report them on. Shared by the task's
      * parsing and {@code Connector.validate()} so both say the same thing.
      */
-    static Map<String, String> crossKeyProblems(InsertMode insertMode, PrimaryKeyMode pkMode, List<String> pkFields, boolean deleteEnabled) {
+    public static Map<String, String> crossKeyProblems(InsertMode insertMode, PrimaryKeyMode pkMode, List<String> pkFields, boolean deleteEnabled) {
         Map<String, String> problems = new java.util.LinkedHashMap<>();
         if (insertMode == InsertMode.UPSERT && pkMode == PrimaryKeyMode.NONE) {
             problems.put(INSERT_MODE, "UPSERT needs a primary key: set " + PRIMARY_KEY_MODE + " to KAFKA, RECORD_KEY or RECORD_VALUE");
@@ -216,7 +230,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public String connectionUrl() { return connectionUrl; }
     public String connectionUser() { return connectionUser; }
     /** Only for opening connections; never log it. */
-    Password connectionPassword() { return connectionPassword; }
+    public Password connectionPassword() { return connectionPassword; }
     public InsertMode insertMode() { return insertMode; }
     public String tableNameFormat() { return tableNameFormat; }
     public String tableSchema() { return tableSchema; }
@@ -233,9 +247,10 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     /** Whether {@code enrich.table} is set: records are then enriched in the task before they are buffered. */
     public boolean enrichmentEnabled() { return enrichmentEnabled; }
 
-    /** The table a topic's records go to. */
-    public String tableFor(String topic) {
-        return tableNameFormat.replace(TOPIC_PLACEHOLDER, topic);
+    /** What the writer needs of these options; {@code rows} tells it how a record becomes a row. */
+    public WriterSettings writerSettings() {
+        return new WriterSettings(connectorName, connectionUrl, connectionUser, connectionPassword, tableSchema, offsetsTableName,
+                schemaEvolution, new RowMappingRules(tableNameFormat, insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled));
     }
 
     /** Names the options that shape behaviour; never the URL's query (it may carry secrets) or the password. */

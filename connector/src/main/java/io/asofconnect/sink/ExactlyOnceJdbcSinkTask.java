@@ -8,6 +8,12 @@ import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
+import io.asofconnect.writer.ExactlyOnceWriter;
+import io.asofconnect.writer.OffsetStore;
+import io.asofconnect.writer.PartitionState;
+import io.asofconnect.writer.PostgresDialect;
+import io.asofconnect.writer.Revocations;
+import io.asofconnect.writer.SqlErrors;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -48,13 +54,6 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private String who;
     private static final long REPORT_TIMEOUT_MS = 60_000L;
     private static final long HOLD_RECHECK_MS = 100L;
-    /**
-     * The most {@link #open} spends taking partitions over, retries included. It runs in the consumer's rebalance
-     * callback, so it must return well within {@code max.poll.interval.ms} (300 s by default), or the group drops
-     * this task and the rebalance starts over. It must also outlast the server's ending of a frozen former owner's
-     * transaction (idle_in_transaction_session_timeout), whose row lock on the offsets row a take-over waits for.
-     */
-    static final long OPEN_BUDGET_MS = ConnectionFactory.IDLE_IN_TRANSACTION_TIMEOUT_MS + 60_000L;
 
     private ExactlyOnceJdbcSinkConfig config;
     private ExactlyOnceWriter writer;
@@ -93,7 +92,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
 
     /** With another source of replicas, for tests that feed a real version store by hand. */
     ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas) {
-        this(replicas, OPEN_BUDGET_MS);
+        this(replicas, ExactlyOnceJdbcSinkConfig.OPEN_BUDGET_MS);
     }
 
     /** With a shorter bound on {@link #open}, for tests of that bound. */
@@ -112,16 +111,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         config = new ExactlyOnceJdbcSinkConfig(props);
         who = LogContext.current(config.connectorName());
         JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log, who);
-        PostgresDialect dialect = new PostgresDialect(config.tableSchema());
-        TableCatalog catalog = config.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
-        RowMapper mapper = new RowMapper(config);
-        ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
-                config.connectionPassword(), "asof-connect sink " + config.connectorName());
-        OffsetStore offsets = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
         metered = new Metered(HostMetrics.orLocal(() -> context == null ? null : context.pluginMetrics()));
         metrics = new SinkMetrics(metered);
         metered.gauge("sink-buffered-records", "records buffered for the next transaction", () -> bufferedRecords);
-        writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog, metrics);
+        writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect sink " + config.connectorName(), metrics);
         reporter = context == null ? null : context.errantRecordReporter();
         if (config.enrichmentEnabled()) {
             enrichment = startEnrichment(props);
@@ -187,7 +180,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     /**
-     * Retries a transient failure up to {@code max.retries} times, but never past {@link #OPEN_BUDGET_MS} in all:
+     * Retries a transient failure up to {@code max.retries} times, but never past {@link ExactlyOnceJdbcSinkConfig#OPEN_BUDGET_MS} in all:
      * each attempt's statements are cut off at the time left (the connection attempt has its own 10 s bound).
      */
     private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {

@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.PostgresDialect;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 

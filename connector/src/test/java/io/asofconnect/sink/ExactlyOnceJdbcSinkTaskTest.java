@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.FencedException;
+import io.asofconnect.writer.OffsetStore;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Date;
 import org.apache.kafka.connect.data.Decimal;

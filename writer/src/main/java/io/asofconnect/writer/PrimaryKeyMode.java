@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 /** Where the target table's primary key columns come from. */
 public enum PrimaryKeyMode {

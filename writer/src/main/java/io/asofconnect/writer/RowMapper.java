@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.connect.data.Field;
 import org.apache.kafka.connect.data.Schema;
@@ -24,19 +24,19 @@ final class RowMapper {
     static final String KAFKA_OFFSET = "__connect_offset";
     static final String DEFAULT_KEY_COLUMN = "__record_key";
 
-    private final ExactlyOnceJdbcSinkConfig config;
+    private final RowMappingRules rules;
 
-    RowMapper(ExactlyOnceJdbcSinkConfig config) {
-        this.config = config;
+    RowMapper(RowMappingRules rules) {
+        this.rules = rules;
     }
 
     /** The table for a topic, checked: a name Postgres would truncate is a configuration error, not a record error. */
     String tableFor(String topic) {
-        String table = config.tableFor(topic);
+        String table = rules.tableFor(topic);
         String problem = PostgresDialect.identifierProblem(table);
         if (problem != null) {
-            throw new ConnectException("the table name " + ExactlyOnceJdbcSinkConfig.TABLE_NAME_FORMAT + " gives for topic '" + topic
-                    + "' " + problem + "; change " + ExactlyOnceJdbcSinkConfig.TABLE_NAME_FORMAT);
+            throw new ConnectException("the table name " + WriterSettings.TABLE_NAME_FORMAT + " gives for topic '" + topic
+                    + "' " + problem + "; change " + WriterSettings.TABLE_NAME_FORMAT);
         }
         return table;
     }
@@ -47,7 +47,7 @@ final class RowMapper {
         List<Column> keyCols = new ArrayList<>();
         List<Object> keyVals = new ArrayList<>();
         if (r.value() == null) {
-            if (!config.deleteEnabled()) {
+            if (!rules.deleteEnabled()) {
                 return null;
             }
             keyFromRecordKey(r, keyCols, keyVals);
@@ -56,7 +56,7 @@ final class RowMapper {
         List<Column> valueCols = new ArrayList<>();
         List<Object> values = new ArrayList<>();
         fields(r.valueSchema(), r.value(), "value", valueCols, values);
-        switch (config.primaryKeyMode()) {
+        switch (rules.primaryKeyMode()) {
             case NONE -> { }
             case KAFKA -> {
                 keyCols.add(new Column(KAFKA_TOPIC, ValueKind.TEXT, false));
@@ -69,10 +69,10 @@ final class RowMapper {
             }
             case RECORD_KEY -> keyFromRecordKey(r, keyCols, keyVals);
             case RECORD_VALUE -> {
-                for (String f : config.primaryKeyFields()) {
+                for (String f : rules.primaryKeyFields()) {
                     int i = indexOf(valueCols, f);
                     if (i < 0) {
-                        throw new DataException("the record value has no primary key field '" + f + "' named in " + ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS);
+                        throw new DataException("the record value has no primary key field '" + f + "' named in " + WriterSettings.PRIMARY_KEY_FIELDS);
                     }
                     if (values.get(i) == null) {
                         throw new DataException("the primary key field '" + f + "' is null in the record value");
@@ -94,21 +94,21 @@ final class RowMapper {
         if (keyCols.isEmpty() && valueCols.isEmpty()) {
             throw new DataException("the record value has no fields to write");
         }
-        RowChange.Op op = config.insertMode() == InsertMode.UPSERT ? RowChange.Op.UPSERT : RowChange.Op.INSERT;
+        RowChange.Op op = rules.insertMode() == InsertMode.UPSERT ? RowChange.Op.UPSERT : RowChange.Op.INSERT;
         return new RowChange(table, op, keyCols, valueCols, keyVals, values);
     }
 
     private void keyFromRecordKey(SinkRecord r, List<Column> cols, List<Object> vals) {
         Object key = r.key();
         if (key == null) {
-            throw new DataException("the record key is null; " + ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE + "=RECORD_KEY needs a key");
+            throw new DataException("the record key is null; " + WriterSettings.PRIMARY_KEY_MODE + "=RECORD_KEY needs a key");
         }
         Schema schema = r.keySchema();
         boolean structured = key instanceof Struct || key instanceof Map;
         if (!structured) {
-            List<String> named = config.primaryKeyFields();
+            List<String> named = rules.primaryKeyFields();
             if (named.size() > 1) {
-                throw new DataException("the record key is a single value but " + ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS + " names " + named.size() + " columns");
+                throw new DataException("the record key is a single value but " + WriterSettings.PRIMARY_KEY_FIELDS + " names " + named.size() + " columns");
             }
             cols.add(new Column(named.isEmpty() ? DEFAULT_KEY_COLUMN : named.get(0), schema != null ? ValueKind.of(schema) : ValueKind.ofValue(key), false));
             vals.add(key);
@@ -117,11 +117,11 @@ final class RowMapper {
         List<Column> all = new ArrayList<>();
         List<Object> allVals = new ArrayList<>();
         fields(schema, key, "key", all, allVals);
-        List<String> wanted = config.primaryKeyFields().isEmpty() ? all.stream().map(Column::name).toList() : config.primaryKeyFields();
+        List<String> wanted = rules.primaryKeyFields().isEmpty() ? all.stream().map(Column::name).toList() : rules.primaryKeyFields();
         for (String f : wanted) {
             int i = indexOf(all, f);
             if (i < 0) {
-                throw new DataException("the record key has no field '" + f + "' named in " + ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS);
+                throw new DataException("the record key has no field '" + f + "' named in " + WriterSettings.PRIMARY_KEY_FIELDS);
             }
             if (allVals.get(i) == null) {
                 throw new DataException("the primary key field '" + f + "' is null in the record key");

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.common.TopicPartition;
 
@@ -14,19 +14,19 @@ import java.util.Set;
  * Connect runs put, preCommit and close on one thread, so this is a guard for any other caller; what keeps a
  * task that lost its partitions from committing across workers is the epoch on the offsets row.
  */
-final class Revocations {
+public final class Revocations {
     private final Set<TopicPartition> revoked = new HashSet<>();
 
-    synchronized void revoke(Collection<TopicPartition> partitions) {
+    public synchronized void revoke(Collection<TopicPartition> partitions) {
         revoked.addAll(partitions);
     }
 
     /** The partitions are this task's again (assigned anew). */
-    synchronized void admit(Collection<TopicPartition> partitions) {
+    public synchronized void admit(Collection<TopicPartition> partitions) {
         revoked.removeAll(partitions);
     }
 
-    synchronized boolean isRevoked(TopicPartition tp) {
+    public synchronized boolean isRevoked(TopicPartition tp) {
         return revoked.contains(tp);
     }
 
@@ -41,7 +41,7 @@ final class Revocations {
         return true;
     }
 
-    synchronized void clear() {
+    public synchronized void clear() {
         revoked.clear();
     }
 }

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
@@ -13,8 +13,8 @@ import java.util.Set;
  * messages may quote a record's values ("invalid input syntax for type integer: ..."), so descriptions
  * carry only the SQLState and the names of the table, column and constraint involved.
  */
-final class SqlErrors {
-    enum Kind {
+public final class SqlErrors {
+    public enum Kind {
         /** Retry the whole transaction on a new connection: the database or the network was briefly unavailable. */
         TRANSIENT,
         /** This record can never be written as it is: divert it or stop. */
@@ -43,7 +43,7 @@ final class SqlErrors {
     private SqlErrors() {
     }
 
-    static Kind classify(SQLException e) {
+    public static Kind classify(SQLException e) {
         String state = state(e);
         if (state == null) {
             return e instanceof SQLTransientException || e instanceof SQLRecoverableException ? Kind.TRANSIENT : Kind.FATAL;
@@ -58,7 +58,7 @@ final class SqlErrors {
     }
 
     /** The first SQLState in the exception chain (a batch failure carries the real error as its next exception). */
-    static String state(SQLException e) {
+    public static String state(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLException s) {
                 if (s.getSQLState() != null) {
@@ -74,7 +74,7 @@ final class SqlErrors {
     }
 
     /** "SQLState 23505, constraint "t_pkey", table "t"": enough to act on, no values. */
-    static String describe(SQLException e) {
+    public static String describe(SQLException e) {
         StringBuilder sb = new StringBuilder("SQLState ").append(state(e));
         ServerErrorMessage m = serverMessage(e);
         if (m != null) {
@@ -90,7 +90,7 @@ final class SqlErrors {
      * The server's primary message when the error cannot carry a record's values (connection, privilege,
      * missing objects); null for data errors.
      */
-    static String safeMessage(SQLException e) {
+    public static String safeMessage(SQLException e) {
         String state = state(e);
         if (state == null || state.startsWith("22") || state.startsWith("23") || RECORD_STATES.contains(state)) {
             return null;

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.sink.SinkRecord;
@@ -11,20 +11,20 @@ import java.util.Set;
 
 /**
  * One assigned partition: the epoch this task holds it under, the next offset the target has committed,
- * the records accepted since (to be written), and the records held back until the enrichment can answer
- * them. Offsets are the record's original Kafka coordinates (before any SMT renamed its topic), since those
- * are what the consumer commits.
+ * the records accepted since (to be written), and the records its host holds back before they may be
+ * accepted (the sink's enrichment holds those its replica cannot answer yet). Offsets are the record's
+ * original Kafka coordinates (before any SMT renamed its topic), since those are what the consumer commits.
  *
  * <p>Every record moves through, in offset order: held (optional) → accepted (buffered to be written, or
  * skipped: it writes nothing but its offset still advances) → committed.
  */
-final class PartitionState {
+public final class PartitionState {
     /**
      * A record waiting for the replica's watermark, when it started waiting and how long it may
      * ({@link System#nanoTime}), and when it reached the task (its read-your-writes bound,
      * {@code io.asofconnect.enrich.ReceiptTimes}).
      */
-    record Held(SinkRecord record, long sinceNanos, long waitNanos, long receivedAt) {
+    public record Held(SinkRecord record, long sinceNanos, long waitNanos, long receivedAt) {
     }
 
     private final TopicPartition tp;
@@ -37,86 +37,86 @@ final class PartitionState {
     /** Offsets reported as errant since the last commit: a retried flush meets them again and must not report them twice. */
     private final Set<Long> reported = new HashSet<>();
 
-    PartitionState(TopicPartition tp, long epoch, long committedNext) {
+    public PartitionState(TopicPartition tp, long epoch, long committedNext) {
         this.tp = tp;
         this.epoch = epoch;
         this.committedNext = committedNext;
         this.acceptedNext = committedNext;
     }
 
-    static TopicPartition partitionOf(SinkRecord r) {
+    public static TopicPartition partitionOf(SinkRecord r) {
         return new TopicPartition(r.originalTopic(), r.originalKafkaPartition());
     }
 
-    TopicPartition partition() {
+    public TopicPartition partition() {
         return tp;
     }
 
-    long epoch() {
+    public long epoch() {
         return epoch;
     }
 
     /** The next offset the target holds, or {@link OffsetStore#NO_OFFSET} before the first commit. */
-    long committedNext() {
+    public long committedNext() {
         return committedNext;
     }
 
     /** The offset after the last accepted record: what the next flush commits. */
-    long targetNext() {
+    public long targetNext() {
         return acceptedNext;
     }
 
     /** False for a record at or before one already committed, accepted or held: a re-delivery. */
-    boolean isNew(SinkRecord r) {
+    public boolean isNew(SinkRecord r) {
         long next = held.isEmpty() ? acceptedNext : held.peekLast().record().originalKafkaOffset() + 1;
         return next == OffsetStore.NO_OFFSET || r.originalKafkaOffset() >= next;
     }
 
     /** The record is to be written. */
-    void accept(SinkRecord r) {
+    public void accept(SinkRecord r) {
         buffer.add(r);
         acceptedNext = r.originalKafkaOffset() + 1;
     }
 
     /** The record writes nothing (dropped, or reported as errant), but its offset advances. */
-    void skip(SinkRecord r) {
+    public void skip(SinkRecord r) {
         acceptedNext = r.originalKafkaOffset() + 1;
     }
 
-    void hold(SinkRecord r, long nowNanos, long waitNanos, long receivedAt) {
+    public void hold(SinkRecord r, long nowNanos, long waitNanos, long receivedAt) {
         held.addLast(new Held(r, nowNanos, waitNanos, receivedAt));
     }
 
-    ArrayDeque<Held> held() {
+    public ArrayDeque<Held> held() {
         return held;
     }
 
-    boolean paused() {
+    public boolean paused() {
         return paused;
     }
 
-    void paused(boolean p) {
+    public void paused(boolean p) {
         paused = p;
     }
 
-    List<SinkRecord> buffered() {
+    public List<SinkRecord> buffered() {
         return buffer;
     }
 
-    boolean wasReported(long offset) {
+    public boolean wasReported(long offset) {
         return reported.contains(offset);
     }
 
-    void reported(long offset) {
+    public void reported(long offset) {
         reported.add(offset);
     }
 
-    boolean hasUncommitted() {
+    public boolean hasUncommitted() {
         return acceptedNext != committedNext;
     }
 
     /** The target now holds everything before {@code next}: those records leave the buffer. */
-    void committed(long next) {
+    public void committed(long next) {
         committedNext = next;
         buffer.removeIf(r -> r.originalKafkaOffset() < next);
         reported.removeIf(o -> o < next);

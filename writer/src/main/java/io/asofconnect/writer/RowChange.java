@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.common.TopicPartition;
 
@@ -12,12 +12,12 @@ import java.util.Optional;
  * The sink's offsets and epochs in the target database (layout in {@link PostgresDialect}). All methods
  * run inside the caller's transaction; none commits.
  */
-final class OffsetStore {
+public final class OffsetStore {
     /** next_offset of a row that no flush has committed yet. */
-    static final long NO_OFFSET = -1L;
+    public static final long NO_OFFSET = -1L;
 
     /** What the row says: the owning epoch and the next offset to write ({@link #NO_OFFSET} if none yet). */
-    record Claim(long epoch, long nextOffset) {
+    public record Claim(long epoch, long nextOffset) {
     }
 
     private final PostgresDialect dialect;

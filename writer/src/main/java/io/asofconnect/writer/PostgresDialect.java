@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * Every SQL statement the sink runs, for Postgres. Identifiers are always double-quoted (inner quotes
+ * Every SQL statement the writer runs, for Postgres. Identifiers are always double-quoted (inner quotes
  * doubled), so a name with {@code "}, {@code ;}, {@code --}, spaces or non-ASCII is one identifier and
  * nothing else; every value is a bind parameter.
  *
@@ -18,7 +18,7 @@ import java.util.stream.Collectors;
  * epoch once handed out is never handed out again. A row is created only by the first claim or offset
  * change of its partition, at epoch 1, which no task can have held before.
  */
-final class PostgresDialect {
+public final class PostgresDialect {
     /** Postgres truncates longer identifiers silently, which could make two names one. */
     static final int MAX_IDENTIFIER_BYTES = 63;
 
@@ -29,7 +29,7 @@ final class PostgresDialect {
     }
 
     /** Why a name cannot be a Postgres identifier, or null when it can. */
-    static String identifierProblem(String name) {
+    public static String identifierProblem(String name) {
         if (name.isEmpty()) {
             return "must not be empty";
         }
@@ -43,7 +43,7 @@ final class PostgresDialect {
         return null;
     }
 
-    static String quote(String identifier) {
+    public static String quote(String identifier) {
         String problem = identifierProblem(identifier);
         if (problem != null) {
             throw new IllegalArgumentException("identifier " + problem);

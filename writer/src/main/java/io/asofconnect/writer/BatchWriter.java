@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.sink.SinkRecord;
@@ -20,10 +20,10 @@ import java.util.Map;
  * as one JDBC batch and gives up at the first record that cannot be written; the careful path writes row
  * by row, each under a savepoint, so a bad record can be set aside while the others stay in the transaction.
  */
-final class BatchWriter {
+public final class BatchWriter {
 
     /** Decides what happens to a record that can never be written; throws to stop the whole flush. */
-    interface BadRecordHandler {
+    public interface BadRecordHandler {
         void onBadRecord(SinkRecord record, DataException reason);
     }
 

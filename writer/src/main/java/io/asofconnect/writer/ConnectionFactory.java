@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 import org.apache.kafka.common.config.types.Password;
 import org.postgresql.Driver;
@@ -11,10 +11,10 @@ import java.util.Properties;
  * Opens connections to the target. Uses the driver class directly instead of {@code DriverManager}, which
  * does not see drivers loaded by a plugin's class loader.
  */
-final class ConnectionFactory {
+public final class ConnectionFactory {
     private static final int CONNECT_TIMEOUT_SECONDS = 10;
     /** Longer than any wait inside our transactions (the errant record reporter's, at most a minute). */
-    static final long IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000L;
+    public static final long IDLE_IN_TRANSACTION_TIMEOUT_MS = 90_000L;
 
     private final String url;
     private final String user;
@@ -45,7 +45,7 @@ final class ConnectionFactory {
         props.setProperty("reWriteBatchedInserts", "true");
         Connection c = new Driver().connect(url, props);
         if (c == null) {
-            throw new SQLException("the Postgres driver does not accept the URL in " + ExactlyOnceJdbcSinkConfig.CONNECTION_URL, "08001");
+            throw new SQLException("the Postgres driver does not accept the URL in " + WriterSettings.CONNECTION_URL, "08001");
         }
         try (java.sql.Statement s = c.createStatement()) {
             // A task frozen mid-transaction (SIGSTOP, a long GC) keeps the rows it wrote locked, and the partition's new

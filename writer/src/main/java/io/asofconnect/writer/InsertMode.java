@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 /** How a record's row is written. */
 public enum InsertMode {

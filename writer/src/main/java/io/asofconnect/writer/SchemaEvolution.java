@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer;
 
 /** What the sink may change in the target schema. */
 public enum SchemaEvolution {
