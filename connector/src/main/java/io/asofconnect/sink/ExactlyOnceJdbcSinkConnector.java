@@ -2,6 +2,9 @@ package io.asofconnect.sink;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.logging.LogContext;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.JdbcUrlValidator;
+import io.asofconnect.sink.enrichment.EnrichmentOptions;
 import io.asofconnect.writer.ExactlyOnceWriter;
 import io.asofconnect.writer.InsertMode;
 import io.asofconnect.writer.PrimaryKeyMode;

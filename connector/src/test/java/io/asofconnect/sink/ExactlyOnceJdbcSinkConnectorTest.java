@@ -2,6 +2,8 @@ package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.ReplicaConfig;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.JdbcUrlValidator;
 import io.asofconnect.writer.InsertMode;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.config;
 
 import io.asofconnect.writer.PostgresDialect;
 import org.apache.kafka.common.config.ConfigDef;

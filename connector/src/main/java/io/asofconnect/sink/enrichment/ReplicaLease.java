@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.enrichment;
 
 import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.replica.ReplicaHandle;
@@ -7,10 +7,10 @@ import io.asofconnect.replica.ReplicaRegistry;
 import java.util.Map;
 
 /** The replica the sink's enrichment reads from, and how to give it back; the worker's shared replica in production. */
-record ReplicaLease(VersionLookup lookup, AutoCloseable release) {
+public record ReplicaLease(VersionLookup lookup, AutoCloseable release) {
 
     /** Acquires the replica named by the task's {@code replica.*} options from the worker's registry. */
-    static ReplicaLease fromRegistry(Map<String, String> props) {
+    public static ReplicaLease fromRegistry(Map<String, String> props) {
         ReplicaHandle handle = ReplicaRegistry.acquire(props);
         return new ReplicaLease(handle, handle);
     }

@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.enrichment;
 
 import io.asofconnect.enrich.EnrichOutcome;
 import io.asofconnect.enrich.EnrichmentEngine;
@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
  * started: {@code enrich.startup.wait.ms}) the engine's late policy decides. A partition
  * holding {@code buffer.max.records} is paused until it drains.
  */
-final class EnrichmentStage implements AutoCloseable {
+public final class EnrichmentStage implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EnrichmentStage.class);
 
     private final EnrichmentEngine engine;
@@ -30,7 +30,7 @@ final class EnrichmentStage implements AutoCloseable {
     private final LongSupplier nanoClock;
     private final EnrichmentMetrics metrics;
 
-    EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
+    public EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
                     EnrichmentMetrics metrics) {
         this.engine = engine;
         this.lease = lease;
@@ -44,7 +44,7 @@ final class EnrichmentStage implements AutoCloseable {
      * The read-your-writes bound of the records of one {@code put}: Connect had received all of them when it
      * called it, so one reading of the clock serves the whole batch.
      */
-    long receivedNow() {
+    public long receivedNow() {
         return engine.receipts().now();
     }
 
@@ -52,7 +52,7 @@ final class EnrichmentStage implements AutoCloseable {
      * A new record of this partition, received at {@code receivedAt} ({@link #receivedNow()}): enriched now if it
      * can be, otherwise held behind the ones already held.
      */
-    void offer(PartitionState s, SinkRecord r, long receivedAt) {
+    public void offer(PartitionState s, SinkRecord r, long receivedAt) {
         long bound = engine.receipts().of(r, receivedAt);
         if (!s.held().isEmpty() || !apply(s, r, engine.tryEnrich(r, bound))) {
             // The bound is fixed when the hold starts: a record held through the replica's start-up keeps the
@@ -62,7 +62,7 @@ final class EnrichmentStage implements AutoCloseable {
     }
 
     /** Asks again for the held records, oldest first, and pauses or resumes the partition. */
-    void retry(PartitionState s, SinkTaskContext context) {
+    public void retry(PartitionState s, SinkTaskContext context) {
         while (!s.held().isEmpty()) {
             PartitionState.Held head = s.held().peekFirst();
             EnrichOutcome<SinkRecord> outcome = engine.tryEnrich(head.record(), head.receivedAt());

@@ -1,7 +1,8 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.config;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.config.OptionalText;
+import io.asofconnect.sink.enrichment.EnrichmentOptions;
 import io.asofconnect.writer.ConnectionFactory;
 import io.asofconnect.writer.InsertMode;
 import io.asofconnect.writer.PrimaryKeyMode;

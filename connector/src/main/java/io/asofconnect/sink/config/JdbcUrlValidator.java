@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.config;
 
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
 import org.apache.kafka.common.config.ConfigDef;
@@ -19,7 +19,7 @@ import java.util.Optional;
  *
  * <p>Error messages name the offending property, never the URL itself (it may carry secrets).
  */
-final class JdbcUrlValidator implements ConfigDef.Validator {
+public final class JdbcUrlValidator implements ConfigDef.Validator {
     static final String PREFIX = "jdbc:postgresql:";
 
     /** The password belongs in connection.password (Type.PASSWORD), never in a URL that is logged and shown. */
@@ -52,7 +52,7 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
      *
      * @param who the connector or task the line is about ({@link io.asofconnect.common.logging.LogContext})
      */
-    static void warnIfWeakTls(String url, org.slf4j.Logger log, String who) {
+    public static void warnIfWeakTls(String url, org.slf4j.Logger log, String who) {
         weakSslMode(url).ifPresent(mode -> log.warn("{}: {} uses sslmode={}, which allows unencrypted or unauthenticated"
                 + " connections; use sslmode=verify-full", who, ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
     }
@@ -61,7 +61,7 @@ final class JdbcUrlValidator implements ConfigDef.Validator {
      * The sslmode when it lets traffic go unencrypted or unauthenticated ({@code disable}, {@code allow},
      * {@code prefer}); a URL without sslmode or ssl=true gets the driver's default, {@code prefer}.
      */
-    static Optional<String> weakSslMode(String url) {
+    public static Optional<String> weakSslMode(String url) {
         boolean sslTrue = false;
         for (Map.Entry<String, String> e : properties(url).entrySet()) {
             if (e.getKey().equalsIgnoreCase("sslmode")) {

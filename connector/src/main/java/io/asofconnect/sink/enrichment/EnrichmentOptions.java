@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.sink.enrichment;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.ReplicaConfig;
@@ -14,11 +14,11 @@ import java.util.Map;
  * {@code replica.name}) are optional here; once {@code enrich.table} is set, the transform's own parsing and the
  * checks in {@link #problems} hold them to the transform's rules.
  */
-final class EnrichmentOptions {
+public final class EnrichmentOptions {
     private EnrichmentOptions() {
     }
 
-    static ConfigDef addTo(ConfigDef def) {
+    public static ConfigDef addTo(ConfigDef def) {
         ConfigDef shared = EnrichConfig.addTo(ReplicaConfig.addTo(new ConfigDef()));
         for (ConfigKey k : shared.configKeys().values()) {
             boolean required = !k.hasDefault();
@@ -31,13 +31,13 @@ final class EnrichmentOptions {
         return def;
     }
 
-    static boolean enabled(Map<String, ?> props) {
+    public static boolean enabled(Map<String, ?> props) {
         Object table = props.get(EnrichConfig.TABLE);
         return table != null && !table.toString().isBlank();
     }
 
     /** For {@code Connector.validate()}: the transform's cross-key checks and the keys required once enrichment is on. */
-    static void problems(Map<String, String> props, Map<String, ConfigValue> values) {
+    public static void problems(Map<String, String> props, Map<String, ConfigValue> values) {
         if (!enabled(props)) {
             return;
         }
