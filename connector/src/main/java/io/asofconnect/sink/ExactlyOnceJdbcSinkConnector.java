@@ -2,6 +2,14 @@ package io.asofconnect.sink;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.logging.LogContext;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.JdbcUrlValidator;
+import io.asofconnect.sink.enrichment.EnrichmentOptions;
+import io.asofconnect.writer.ExactlyOnceWriter;
+import io.asofconnect.writer.InsertMode;
+import io.asofconnect.writer.PrimaryKeyMode;
+import io.asofconnect.writer.SqlErrors;
+import io.asofconnect.writer.WriterMetrics;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
@@ -12,7 +20,6 @@ import org.apache.kafka.connect.sink.SinkConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -68,21 +75,16 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
     @Override
     public boolean alterOffsets(Map<String, String> connectorConfig, Map<TopicPartition, Long> offsets) {
         ExactlyOnceJdbcSinkConfig config = new ExactlyOnceJdbcSinkConfig(connectorConfig);
-        PostgresDialect dialect = new PostgresDialect(config.tableSchema());
-        OffsetStore store = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
-        ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
-                config.connectionPassword(), "asof-connect sink " + config.connectorName() + " (offsets)");
-        try (Connection c = connections.open()) {
-            store.ensureTable(c);
-            for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
-                store.overwrite(c, e.getKey(), e.getValue());
+        try (ExactlyOnceWriter writer = ExactlyOnceWriter.create(config.writerSettings(),
+                "asof-connect sink " + config.connectorName() + " (offsets)", WriterMetrics.NONE)) {
+            try {
+                writer.overwriteOffsets(offsets);
+            } catch (SQLException e) {
+                throw new ConnectException("changing the offsets in " + writer.offsetsTable() + " failed (" + SqlErrors.describe(e)
+                        + "); nothing was changed. Check that the target is reachable and the user may write that table");
             }
-            c.commit();
-        } catch (SQLException e) {
-            throw new ConnectException("changing the offsets in " + store.qualifiedName() + " failed (" + SqlErrors.describe(e)
-                    + "); nothing was changed. Check that the target is reachable and the user may write that table");
+            log.info("Set the offsets of {} partitions of connector {} in {}", offsets.size(), config.connectorName(), writer.offsetsTable());
         }
-        log.info("Set the offsets of {} partitions of connector {} in {}", offsets.size(), config.connectorName(), store.qualifiedName());
         return true;
     }
 

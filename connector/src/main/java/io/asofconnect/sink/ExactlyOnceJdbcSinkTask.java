@@ -8,10 +8,19 @@ import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.JdbcUrlValidator;
+import io.asofconnect.sink.enrichment.EnrichmentStage;
+import io.asofconnect.sink.enrichment.ReplicaLease;
+import io.asofconnect.writer.ExactlyOnceWriter;
+import io.asofconnect.writer.OffsetStore;
+import io.asofconnect.writer.PartitionState;
+import io.asofconnect.writer.PostgresDialect;
+import io.asofconnect.writer.Revocations;
+import io.asofconnect.writer.SqlErrors;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
-import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
 import org.apache.kafka.connect.sink.SinkRecord;
@@ -23,13 +32,10 @@ import java.sql.SQLException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Writes records to Postgres with an exactly-once effect: each flush commits the rows together with the
@@ -41,25 +47,22 @@ import java.util.concurrent.TimeoutException;
  * with {@code context.timeout}), which keeps the partitions paused and the buffer as it is, up to
  * {@code max.retries}. Any other failure is kept and thrown from every later {@code put}: nothing more is
  * written after it.
+ *
+ * <p>The task keeps to Connect's lifecycle and to retries: records wait in a {@link RecordBuffer} (after the
+ * {@link EnrichmentStage}, when enrichment is on) until it is due, the {@link ExactlyOnceWriter} writes them, and
+ * records that cannot be written go to {@link ErrantRecords}.
  */
 public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private static final Logger log = LoggerFactory.getLogger(ExactlyOnceJdbcSinkTask.class);
     /** "connector NAME task N", as problem lines name this task ({@link LogContext}); set in {@link #start}. */
     private String who;
-    private static final long REPORT_TIMEOUT_MS = 60_000L;
-    private static final long HOLD_RECHECK_MS = 100L;
-    /**
-     * The most {@link #open} spends taking partitions over, retries included. It runs in the consumer's rebalance
-     * callback, so it must return well within {@code max.poll.interval.ms} (300 s by default), or the group drops
-     * this task and the rebalance starts over. It must also outlast the server's ending of a frozen former owner's
-     * transaction (idle_in_transaction_session_timeout), whose row lock on the offsets row a take-over waits for.
-     */
-    static final long OPEN_BUDGET_MS = ConnectionFactory.IDLE_IN_TRANSACTION_TIMEOUT_MS + 60_000L;
 
     private ExactlyOnceJdbcSinkConfig config;
     private ExactlyOnceWriter writer;
-    private ErrantRecordReporter reporter;
-    private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
+    /** Where a record that cannot be written goes; made in {@link #start}. */
+    private ErrantRecords errant;
+    /** The records held until they are written; made in {@link #start}. */
+    private RecordBuffer buffer;
     /**
      * Partitions this task had paused when they were closed. Connect keeps them in its paused set and pauses
      * them again when they are assigned again, while their new state starts unpaused: {@link #open} resumes them.
@@ -67,13 +70,6 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private final Set<TopicPartition> pausedWhenClosed = new HashSet<>();
     /** Marked by {@link #close} before it waits for this task's lock, so that a flush in progress cannot commit them. */
     private final Revocations revocations = new Revocations();
-    /** Volatile: also read by the metrics reporter's thread. */
-    private volatile int bufferedRecords;
-    private static final long NOT_BUFFERING = Long.MIN_VALUE;
-    /** When the buffer last went from empty to not ({@link #noteBuffered}); task thread only. */
-    private long bufferedSinceNanos = NOT_BUFFERING;
-    /** Records waiting for the replica's watermark, over all partitions; volatile as {@link #bufferedRecords}. */
-    private volatile int heldRecords;
     private SinkMetrics metrics;
     private Metered metered;
     private int failedAttempts;
@@ -93,7 +89,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
 
     /** With another source of replicas, for tests that feed a real version store by hand. */
     ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas) {
-        this(replicas, OPEN_BUDGET_MS);
+        this(replicas, ExactlyOnceJdbcSinkConfig.OPEN_BUDGET_MS);
     }
 
     /** With a shorter bound on {@link #open}, for tests of that bound. */
@@ -112,17 +108,13 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         config = new ExactlyOnceJdbcSinkConfig(props);
         who = LogContext.current(config.connectorName());
         JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log, who);
-        PostgresDialect dialect = new PostgresDialect(config.tableSchema());
-        TableCatalog catalog = config.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
-        RowMapper mapper = new RowMapper(config);
-        ConnectionFactory connections = new ConnectionFactory(config.connectionUrl(), config.connectionUser(),
-                config.connectionPassword(), "asof-connect sink " + config.connectorName());
-        OffsetStore offsets = new OffsetStore(dialect, config.offsetsTableName(), config.connectorName());
+        buffer = new RecordBuffer(config.batchSize(), config.batchLingerMs());
         metered = new Metered(HostMetrics.orLocal(() -> context == null ? null : context.pluginMetrics()));
         metrics = new SinkMetrics(metered);
-        metered.gauge("sink-buffered-records", "records buffered for the next transaction", () -> bufferedRecords);
-        writer = new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog, metrics);
-        reporter = context == null ? null : context.errantRecordReporter();
+        metered.gauge("sink-buffered-records", "records buffered for the next transaction", buffer::bufferedRecords);
+        writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect sink " + config.connectorName(), metrics);
+        ErrantRecordReporter reporter = context == null ? null : context.errantRecordReporter();
+        errant = new ErrantRecords(reporter, metrics, buffer);
         if (config.enrichmentEnabled()) {
             enrichment = startEnrichment(props);
         }
@@ -135,11 +127,11 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         ReplicaLease lease = replicas.apply(props);
         try {
             EnrichmentMetrics enrichmentMetrics = new EnrichmentMetrics(metered);
-            enrichmentMetrics.heldRecords(() -> heldRecords);
+            enrichmentMetrics.heldRecords(buffer::heldRecords);
             ReplicaMetrics.publish(metered, lease.lookup());
             EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, new MeteredLookup(lease.lookup(), enrichmentMetrics));
             log.info("Enriching records from table {} of the replica before writing", enrichConfig.table());
-            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), this::onBadRecord, System::nanoTime,
+            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), errant, System::nanoTime,
                     enrichmentMetrics);
         } catch (RuntimeException e) {
             try {
@@ -166,7 +158,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         resumeThosePausedWhenClosed(assigned);
         Map<TopicPartition, Long> rewinds = new HashMap<>();
         claims.forEach((tp, claim) -> {
-            partitions.put(tp, new PartitionState(tp, claim.epoch(), claim.nextOffset()));
+            buffer.open(tp, claim.epoch(), claim.nextOffset());
             if (claim.nextOffset() != OffsetStore.NO_OFFSET) {
                 rewinds.put(tp, claim.nextOffset());
             }
@@ -187,7 +179,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     /**
-     * Retries a transient failure up to {@code max.retries} times, but never past {@link #OPEN_BUDGET_MS} in all:
+     * Retries a transient failure up to {@code max.retries} times, but never past {@link ExactlyOnceJdbcSinkConfig#OPEN_BUDGET_MS} in all:
      * each attempt's statements are cut off at the time left (the connection attempt has its own 10 s bound).
      */
     private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {
@@ -221,70 +213,22 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     public synchronized void put(Collection<SinkRecord> records) {
         failIfFailed();
         try {
-            long receivedAt = enrichment == null ? 0 : enrichment.receivedNow();
-            for (SinkRecord r : records) {
-                PartitionState state = partitions.get(PartitionState.partitionOf(r));
-                // Connect delivers only assigned partitions; a record of a closed one must not be written.
-                if (state == null || !state.isNew(r)) {
-                    continue;
-                }
-                if (enrichment != null) {
-                    enrichment.offer(state, r, receivedAt);
-                } else {
-                    state.accept(r);
-                }
-            }
-            if (enrichment != null) {
-                boolean holding = false;
-                int held = 0;
-                for (PartitionState state : partitions.values()) {
-                    enrichment.retry(state, context);
-                    holding |= !state.held().isEmpty();
-                    held += state.held().size();
-                }
-                heldRecords = held;
-            }
+            buffer.add(records, enrichment, context);
         } catch (ConnectException e) {
             throw fail(e);
         }
         long now = System.nanoTime();
-        noteBuffered(now);
-        boolean retryDue = retryPending && partitions.values().stream().anyMatch(PartitionState::hasUncommitted);
-        if (bufferedRecords >= config.batchSize() || retryDue || lingerLeftMs(now) == 0) {
+        buffer.recount(now);
+        boolean retryDue = retryPending && buffer.hasUncommitted();
+        if (buffer.due(now) || retryDue) {
             flushBuffered();
         }
         // Connect polls (and calls put) only as often as it commits offsets when partitions are paused or idle: a
         // short timeout brings the next put sooner, for the next look at the watermark or the end of the linger.
-        long recheckMs = heldRecords > 0 ? HOLD_RECHECK_MS : Long.MAX_VALUE;
-        long lingerLeft = lingerLeftMs(System.nanoTime());
-        if (lingerLeft > 0) {
-            recheckMs = Math.min(recheckMs, lingerLeft);
-        }
+        long recheckMs = buffer.nextLookMs(System.nanoTime());
         if (recheckMs != Long.MAX_VALUE) {
             context.timeout(recheckMs);
         }
-    }
-
-    /**
-     * Counts the buffered records and notes when the buffer last went from empty to not: the start of its
-     * linger ({@code batch.linger.ms}).
-     */
-    private void noteBuffered(long now) {
-        bufferedRecords = countBuffered();
-        if (bufferedRecords == 0) {
-            bufferedSinceNanos = NOT_BUFFERING;
-        } else if (bufferedSinceNanos == NOT_BUFFERING) {
-            bufferedSinceNanos = now;
-        }
-    }
-
-    /** Milliseconds (at least 1) until the buffer has lingered long enough to be written; 0 when it has; -1 when empty. */
-    private long lingerLeftMs(long now) {
-        if (bufferedSinceNanos == NOT_BUFFERING) {
-            return -1;
-        }
-        long left = config.batchLingerMs() - TimeUnit.NANOSECONDS.toMillis(now - bufferedSinceNanos);
-        return left <= 0 ? 0 : left;
     }
 
     @Override
@@ -312,22 +256,16 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
                 log.debug("Flush before offset commit failed; the next put fails the task");
             }
         }
-        Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-        for (PartitionState s : partitions.values()) {
-            if (s.committedNext() != OffsetStore.NO_OFFSET) {
-                committed.put(s.partition(), new OffsetAndMetadata(s.committedNext()));
-            }
-        }
-        return committed;
+        return buffer.committedOffsets();
     }
 
     /** Learns from the offsets rows what the failed write committed, or that this task was fenced (it then stops). */
     private void rereadOffsetsRows() {
-        if (partitions.isEmpty()) {
+        if (buffer.partitions().isEmpty()) {
             return;
         }
         try {
-            writer.reconcile(partitions.values());
+            writer.reconcile(buffer.partitions());
             retryPending = false;
         } catch (SQLException e) {
             log.debug("Offsets rows not re-read before the offset commit ({}); the next put retries", SqlErrors.describe(e));
@@ -346,23 +284,20 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     public void close(Collection<TopicPartition> revoked) {
         revocations.revoke(revoked);
         synchronized (this) {
-            forget(revoked);
+            if (buffer != null) {
+                forget(revoked);
+            }
         }
     }
 
     private void forget(Collection<TopicPartition> revoked) {
         int dropped = 0;
-        for (TopicPartition tp : revoked) {
-            PartitionState s = partitions.remove(tp);
-            if (s != null) {
-                dropped += s.buffered().size() + s.held().size();
-                if (s.paused()) {
-                    pausedWhenClosed.add(tp);
-                }
+        for (PartitionState s : buffer.remove(revoked, System.nanoTime())) {
+            dropped += s.buffered().size() + s.held().size();
+            if (s.paused()) {
+                pausedWhenClosed.add(s.partition());
             }
         }
-        noteBuffered(System.nanoTime());
-        heldRecords = partitions.values().stream().mapToInt(s -> s.held().size()).sum();
         log.info("Closed {} partitions; {} buffered records dropped (they are re-read by the next owner)", revoked.size(), dropped);
     }
 
@@ -375,29 +310,28 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             enrichment.close();
             enrichment = null;
         }
-        partitions.clear();
+        if (buffer != null) {
+            buffer.clear();
+        }
         pausedWhenClosed.clear();
         revocations.clear();
-        bufferedRecords = 0;
-        bufferedSinceNanos = NOT_BUFFERING;
-        heldRecords = 0;
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }
 
     private void flushBuffered() {
         try {
             if (retryPending) {
-                writer.reconcile(partitions.values());
+                writer.reconcile(buffer.partitions());
                 retryPending = false;
             }
-            while (!writer.flush(partitions.values(), this::onBadRecord, revocations)) {
+            while (!writer.flush(buffer.partitions(), errant, revocations)) {
                 // A partition began closing mid-flush: all was rolled back; the others are written again without it.
             }
             failedAttempts = 0;
         } catch (SQLException e) {
             retryPending = true;
             if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || failedAttempts >= config.maxRetries()) {
-                throw fail(fatal("writing " + bufferedRecords + " records", e, failedAttempts));
+                throw fail(fatal("writing " + buffer.bufferedRecords() + " records", e, failedAttempts));
             }
             failedAttempts++;
             metrics.retried();
@@ -412,44 +346,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         } catch (ConnectException e) {
             throw fail(e);
         } finally {
-            noteBuffered(System.nanoTime());
-        }
-    }
-
-    private int countBuffered() {
-        return partitions.values().stream().mapToInt(s -> s.buffered().size()).sum();
-    }
-
-    /**
-     * Before the offset moves past a record that cannot be written: report it and wait, or stop. A record
-     * already reported since its partition's last commit (the flush that reported it was rolled back and is
-     * being retried) is not reported again.
-     */
-    private void onBadRecord(SinkRecord r, DataException reason) {
-        String where = r.originalTopic() + "-" + r.originalKafkaPartition() + "@" + r.originalKafkaOffset();
-        PartitionState state = partitions.get(PartitionState.partitionOf(r));
-        if (state != null && state.wasReported(r.originalKafkaOffset())) {
-            log.debug("The record at {} was already reported as errant by a flush now retried", where);
-            return;
-        }
-        if (reporter == null) {
-            throw new ConnectException("the record at " + where + " cannot be written: " + reason.getMessage()
-                    + ". The task stops and its offset stays before this record. Fix the data or the table, or set"
-                    + " errors.tolerance=all with errors.deadletterqueue.topic.name to divert such records");
-        }
-        try {
-            reporter.report(r, reason).get(REPORT_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            metrics.deadLettered();
-            if (state != null) {
-                state.reported(r.originalKafkaOffset());
-            }
-            log.debug("Reported the record at {} as errant", where);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ConnectException("interrupted while reporting the errant record at " + where);
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
-            throw new ConnectException("the errant record reporter did not take the record at " + where + " within "
-                    + REPORT_TIMEOUT_MS + " ms; the task stops and its offset stays before this record", e);
+            buffer.recount(System.nanoTime());
         }
     }
 

@@ -1,13 +1,14 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.metrics.Metered;
+import io.asofconnect.writer.WriterMetrics;
 
 /**
  * What an operator graphs to tell whether the sink is healthy: rows written, transactions and their latency,
  * batch sizes, retries, fenced commits, records sent to the dead letter queue, rewinds on open. Published
  * through the task's plugin metrics, tagged with its connector and task by the worker.
  */
-final class SinkMetrics {
+final class SinkMetrics implements WriterMetrics {
     private final Metered.Counter rowsWritten;
     private final Metered.Counter transactions;
     private final Metered.Distribution transactionTimeMs;
@@ -28,7 +29,8 @@ final class SinkMetrics {
         rewinds = m.counter("sink-rewinds", "partitions rewound on open to the offset held in the target");
     }
 
-    void committed(int records, int written, long nanos) {
+    @Override
+    public void committed(int records, int written, long nanos) {
         transactions.increment();
         rowsWritten.record(written);
         batchSize.record(records);
@@ -39,7 +41,8 @@ final class SinkMetrics {
         retries.increment();
     }
 
-    void fenced() {
+    @Override
+    public void fenced() {
         fencedCommits.increment();
     }
 

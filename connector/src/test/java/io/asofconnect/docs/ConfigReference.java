@@ -1,6 +1,6 @@
 package io.asofconnect.docs;
 
-import io.asofconnect.sink.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.transforms.AsOfEnrich;
 import org.apache.kafka.common.config.ConfigDef;
 

@@ -4,6 +4,8 @@ import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.enrichment.ReplicaLease;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.replica.StoreBackedLookup;
 import io.asofconnect.store.StoreOptions;

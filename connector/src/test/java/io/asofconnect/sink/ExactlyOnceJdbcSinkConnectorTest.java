@@ -2,6 +2,9 @@ package io.asofconnect.sink;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.config.ReplicaConfig;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
+import io.asofconnect.sink.config.JdbcUrlValidator;
+import io.asofconnect.writer.InsertMode;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
@@ -192,26 +195,5 @@ class ExactlyOnceJdbcSinkConnectorTest {
         assertThat(connector.taskConfigs(3)).hasSize(3).allSatisfy(c -> assertThat(c).isEqualTo(valid()));
         assertThat(connector.taskClass()).isEqualTo(ExactlyOnceJdbcSinkTask.class);
         connector.stop();
-    }
-
-    @Test
-    void identifiersAreQuotedWhole() {
-        assertThat(PostgresDialect.quote("a\"b; DROP TABLE x; --")).isEqualTo("\"a\"\"b; DROP TABLE x; --\"");
-        assertThatThrownBy(() -> PostgresDialect.quote("é".repeat(32))).hasMessageContaining("63 bytes");
-        assertThatThrownBy(() -> PostgresDialect.quote("a\0b")).hasMessageContaining("NUL");
-        PostgresDialect d = new PostgresDialect("s");
-        RowChange.Shape upsert = new RowChange.Shape("t", RowChange.Op.UPSERT, List.of("id"), List.of("v"));
-        assertThat(d.statement(upsert)).isEqualTo("INSERT INTO \"s\".\"t\" (\"id\", \"v\") VALUES (?, ?) ON CONFLICT (\"id\") DO UPDATE SET \"v\" = EXCLUDED.\"v\"");
-        assertThat(d.statement(new RowChange.Shape("t", RowChange.Op.DELETE, List.of("a", "b"), List.of())))
-                .isEqualTo("DELETE FROM \"s\".\"t\" WHERE \"a\" = ? AND \"b\" = ?");
-    }
-
-    @Test
-    void nestedValuesBecomeJsonText() {
-        Map<String, Object> m = new java.util.LinkedHashMap<>();
-        m.put("q\"uote", "line\nbreak\u0001");
-        m.put("list", List.of(1, 2.5, true));
-        m.put("nul", null);
-        assertThat(JsonText.render(m)).isEqualTo("{\"q\\\"uote\":\"line\\nbreak\\u0001\",\"list\":[1,2.5,true],\"nul\":null}");
     }
 }

@@ -4,6 +4,7 @@ import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.replica.ReplicaHandle;
 import io.asofconnect.replica.ReplicaRegistry;
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.connect.data.Struct;

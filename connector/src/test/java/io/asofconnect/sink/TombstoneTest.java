@@ -1,5 +1,6 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;

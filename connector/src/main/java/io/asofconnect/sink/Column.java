@@ -1,5 +1,0 @@
-package io.asofconnect.sink;
-
-/** One target column as a record shapes it. */
-record Column(String name, ValueKind kind, boolean optional) {
-}
