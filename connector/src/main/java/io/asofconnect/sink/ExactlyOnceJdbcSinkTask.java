@@ -1,9 +1,8 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.enrich.EnrichConfig;
-import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentMetrics;
-import io.asofconnect.enrich.MeteredLookup;
+import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
@@ -11,7 +10,6 @@ import io.asofconnect.metrics.Metered;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.sink.config.JdbcUrlValidator;
 import io.asofconnect.sink.enrichment.EnrichmentStage;
-import io.asofconnect.sink.enrichment.ReplicaLease;
 import io.asofconnect.writer.ExactlyOnceWriter;
 import io.asofconnect.writer.OffsetStore;
 import io.asofconnect.writer.PartitionState;
@@ -79,7 +77,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
      */
     private boolean retryPending;
     private ConnectException failure;
-    private final java.util.function.Function<Map<String, String>, ReplicaLease> replicas;
+    private final java.util.function.Function<Map<String, ?>, ReplicaLease> replicas;
     private EnrichmentStage enrichment;
     private final long openBudgetMs;
 
@@ -88,12 +86,12 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     /** With another source of replicas, for tests that feed a real version store by hand. */
-    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas) {
+    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, ?>, ReplicaLease> replicas) {
         this(replicas, ExactlyOnceJdbcSinkConfig.OPEN_BUDGET_MS);
     }
 
     /** With a shorter bound on {@link #open}, for tests of that bound. */
-    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, String>, ReplicaLease> replicas, long openBudgetMs) {
+    ExactlyOnceJdbcSinkTask(java.util.function.Function<Map<String, ?>, ReplicaLease> replicas, long openBudgetMs) {
         this.replicas = replicas;
         this.openBudgetMs = openBudgetMs;
     }
@@ -123,24 +121,12 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     private EnrichmentStage startEnrichment(Map<String, String> props) {
-        EnrichConfig enrichConfig = new EnrichConfig(props);
-        ReplicaLease lease = replicas.apply(props);
-        try {
-            EnrichmentMetrics enrichmentMetrics = new EnrichmentMetrics(metered);
-            enrichmentMetrics.heldRecords(buffer::heldRecords);
-            ReplicaMetrics.publish(metered, lease.lookup());
-            EnrichmentEngine engine = new EnrichmentEngine(enrichConfig, new MeteredLookup(lease.lookup(), enrichmentMetrics));
-            log.info("Enriching records from table {} of the replica before writing", enrichConfig.table());
-            return new EnrichmentStage(engine, lease.release(), config.bufferMaxRecords(), errant, System::nanoTime,
-                    enrichmentMetrics);
-        } catch (RuntimeException e) {
-            try {
-                lease.release().close();
-            } catch (Exception suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
+        EnrichmentMetrics enrichmentMetrics = new EnrichmentMetrics(metered);
+        enrichmentMetrics.heldRecords(buffer::heldRecords);
+        Enrichment started = Enrichment.start(props, replicas, enrichmentMetrics);
+        ReplicaMetrics.publish(metered, started.lease().lookup());
+        log.info("Enriching records from table {} of the replica before writing", started.config().table());
+        return new EnrichmentStage(started, config.bufferMaxRecords(), errant, System::nanoTime, enrichmentMetrics);
     }
 
     /**

@@ -5,7 +5,7 @@ import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
-import io.asofconnect.sink.enrichment.ReplicaLease;
+import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.store.MapDbVersionStore;
 import io.asofconnect.replica.StoreBackedLookup;
 import io.asofconnect.store.StoreOptions;
@@ -94,7 +94,7 @@ class EnrichmentHostingTest {
     }
 
     SinkDriver sink(Map<String, String> props, CollectingReporterHolder reporter) {
-        ExactlyOnceJdbcSinkTask task = new ExactlyOnceJdbcSinkTask(p -> new ReplicaLease(
+        ExactlyOnceJdbcSinkTask task = new ExactlyOnceJdbcSinkTask(p -> ReplicaLease.of(
                 new StoreBackedLookup(store, watermark, Set.of(CUSTOMERS)), () -> releases++));
         return new SinkDriver(task, props, reporter == null ? null : reporter.reporter);
     }

@@ -3,7 +3,8 @@ package io.asofconnect.transforms;
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.EnrichmentEngine;
 import io.asofconnect.enrich.EnrichmentMetrics;
-import io.asofconnect.enrich.MeteredLookup;
+import io.asofconnect.enrich.Enrichment;
+import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.metrics.Metered;
 import io.asofconnect.replica.config.ReplicaConfig;
@@ -18,6 +19,7 @@ import org.slf4j.LoggerFactory;
 
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * Enriches each record's value with the version of a replicated row that was valid at the record's event
@@ -56,33 +58,26 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     /** The {@code enrich.*} options and the {@code replica.*} options of the replica to read from. */
     public static final ConfigDef CONFIG_DEF = EnrichConfig.addTo(ReplicaConfig.addTo(new ConfigDef()));
 
-    private final LookupSource source;
-    private LookupSource.Lease lease;
+    private final Function<Map<String, ?>, ReplicaLease> replicas;
+    private Enrichment enrichment;
     private EnrichmentEngine engine;
-    private MeteredLookup lookup;
     /** How much earlier than "now" a record's read-your-writes bound is taken; see {@link #readYourWritesSlackMs}. */
     private long receiptSlackMs;
 
     public AsOfEnrich() {
-        this(new ReplicaLookupSource());
+        this(ReplicaLease::fromRegistry);
     }
 
-    AsOfEnrich(LookupSource source) {
-        this.source = source;
+    /** With another source of replicas, for tests that feed a real version store by hand. */
+    AsOfEnrich(Function<Map<String, ?>, ReplicaLease> replicas) {
+        this.replicas = replicas;
     }
 
     @Override
     public void configure(Map<String, ?> props) {
-        EnrichConfig config = new EnrichConfig(props);
-        LookupSource.Lease acquired = source.acquire(props);
-        try {
-            this.lookup = new MeteredLookup(acquired.lookup(), EnrichmentMetrics.unpublished());
-            this.engine = new EnrichmentEngine(config, lookup);
-        } catch (RuntimeException e) {
-            acquired.close();
-            throw e;
-        }
-        this.lease = acquired;
+        this.enrichment = Enrichment.start(props, replicas, EnrichmentMetrics.unpublished());
+        this.engine = enrichment.engine();
+        EnrichConfig config = enrichment.config();
         this.receiptSlackMs = readYourWritesSlackMs(props);
         LOG.info("AsOfEnrich configured: table {}, mode {}, output {}, read-your-writes {}", config.table(), config.mode(),
                 config.outputMode(), config.readYourWrites() ? "for changes committed " + receiptSlackMs + " ms before a record" : "off");
@@ -111,14 +106,14 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     /** Connect hands the transform its metrics after {@link #configure}: lookups counted from then on are published. */
     @Override
     public void withPluginMetrics(PluginMetrics metrics) {
-        if (lookup != null) {
+        if (enrichment != null) {
             Metered metered = new Metered(metrics);
-            EnrichmentMetrics enrichment = new EnrichmentMetrics(metered);
-            lookup.countInto(enrichment);
+            EnrichmentMetrics counted = new EnrichmentMetrics(metered);
+            enrichment.lookup().countInto(counted);
             // The transform holds a record by blocking on it: at most one per task, for as long as it waits.
-            engine.countWaitsInto(enrichment);
-            enrichment.heldRecords(engine::waiting);
-            ReplicaMetrics.publish(metered, lease.lookup());
+            engine.countWaitsInto(counted);
+            counted.heldRecords(engine::waiting);
+            ReplicaMetrics.publish(metered, enrichment.lease().lookup());
         }
     }
 
@@ -134,13 +129,10 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
 
     @Override
     public void close() {
-        if (engine != null) {
-            engine.close();
+        if (enrichment != null) {
+            enrichment.close();
+            enrichment = null;
             engine = null;
-        }
-        if (lease != null) {
-            lease.close();
-            lease = null;
             LOG.info("AsOfEnrich closed");
         }
     }

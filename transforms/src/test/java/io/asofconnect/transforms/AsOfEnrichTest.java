@@ -2,9 +2,9 @@ package io.asofconnect.transforms;
 
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.enrich.Fixtures;
+import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.enrich.TestReplica;
 import io.asofconnect.common.lookup.RowKey;
-import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.metrics.LocalPluginMetrics;
 import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,19 +36,9 @@ class AsOfEnrichTest {
     final AtomicInteger held = new AtomicInteger();
 
     /** Hands out the test replica and counts the holds, as the worker's registry would. */
-    final LookupSource source = props -> {
+    final Function<Map<String, ?>, ReplicaLease> source = props -> {
         held.incrementAndGet();
-        return new LookupSource.Lease() {
-            @Override
-            public VersionLookup lookup() {
-                return replica.lookup();
-            }
-
-            @Override
-            public void close() {
-                held.decrementAndGet();
-            }
-        };
+        return ReplicaLease.of(replica.lookup(), held::decrementAndGet);
     };
 
     @BeforeEach

@@ -1,7 +1,9 @@
 package io.asofconnect.sink.enrichment;
 
 import io.asofconnect.enrich.EnrichOutcome;
+import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentEngine;
+import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.writer.BatchWriter;
 import io.asofconnect.writer.PartitionState;
@@ -24,16 +26,16 @@ public final class EnrichmentStage implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EnrichmentStage.class);
 
     private final EnrichmentEngine engine;
-    private final AutoCloseable lease;
+    private final ReplicaLease lease;
     private final int maxHeld;
     private final BatchWriter.BadRecordHandler errant;
     private final LongSupplier nanoClock;
     private final EnrichmentMetrics metrics;
 
-    public EnrichmentStage(EnrichmentEngine engine, AutoCloseable lease, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
+    public EnrichmentStage(Enrichment enrichment, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
                     EnrichmentMetrics metrics) {
-        this.engine = engine;
-        this.lease = lease;
+        this.engine = enrichment.engine();
+        this.lease = enrichment.lease();
         this.maxHeld = maxHeld;
         this.errant = errant;
         this.nanoClock = nanoClock;
@@ -112,7 +114,7 @@ public final class EnrichmentStage implements AutoCloseable {
         } finally {
             try {
                 lease.close();
-            } catch (Exception e) {
+            } catch (RuntimeException e) {
                 log.warn("{}: releasing the replica failed ({}); if the replica keeps its slot active with no task"
                         + " using it, restart the worker", engine.who(), e.toString());
             }

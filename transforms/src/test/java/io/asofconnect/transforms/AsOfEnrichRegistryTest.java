@@ -11,7 +11,7 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The production wiring: configure goes through the worker's replica registry. */
-class ReplicaLookupSourceTest {
+class AsOfEnrichRegistryTest {
 
     @Test
     void namingAReplicaThatDoesNotRunAndIsNotDefinedFailsConfigure() {
