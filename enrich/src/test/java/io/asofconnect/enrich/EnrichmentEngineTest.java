@@ -18,12 +18,18 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.math.BigDecimal;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
 
 import static io.asofconnect.enrich.Fixtures.CUSTOMERS;
 import static io.asofconnect.enrich.Fixtures.customerV1;
@@ -115,13 +121,15 @@ class EnrichmentEngineTest {
     @Test
     void enrichBlockingWaitsForTheWatermarkToPass() throws Exception {
         EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "20000");
-        CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 12_000)));
+        Waiter<SinkRecord> waiter = new Waiter<>(() -> e.enrichBlocking(order(1, 7, 12_000)));
+        long parks = waiter.parkedAfter(0);
         // The version arrives while the transform waits: as-of must see it, since it is at or below the new watermark.
         replica.put(CUSTOMERS, RowKey.of(7), 11_000, customerV1(7, "Alice C.", "30.00"));
         replica.commit(11_500);
-        assertThat(result).isNotDone();
+        waiter.parkedAfter(parks);
+        assertThat(waiter.result).as("the watermark moved, not past the event time: still waiting").isNotDone();
         replica.commit(12_000);
-        SinkRecord r = result.get(20, TimeUnit.SECONDS);
+        SinkRecord r = waiter.result.get(20, TimeUnit.SECONDS);
         assertThat(nested(r).getString("name")).isEqualTo("Alice C.");
         assertThat(r.headers().lastWithName(EnrichConfig.LATE_HEADER)).isNull();
     }
@@ -132,14 +140,14 @@ class EnrichmentEngineTest {
         // watermark must pass both, first the one, then the other, within one wait.
         replica.setSourceClock(10_500);
         EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "20000", EnrichConfig.STARTUP_WAIT_MS, "20000");
-        CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 12_000)));
-        Thread.sleep(300);
+        Waiter<SinkRecord> waiter = new Waiter<>(() -> e.enrichBlocking(order(1, 7, 12_000)));
+        long parks = waiter.parkedAfter(0);
         replica.commit(10_600);
-        Thread.sleep(300);
-        assertThat(result).as("past the receipt, not yet past the event time: still waiting, not late").isNotDone();
+        waiter.parkedAfter(parks);
+        assertThat(waiter.result).as("past the receipt, not yet past the event time: still waiting, not late").isNotDone();
         replica.put(CUSTOMERS, RowKey.of(7), 11_000, customerV1(7, "Alice C.", "30.00"));
         replica.commit(12_000);
-        SinkRecord r = result.get(20, TimeUnit.SECONDS);
+        SinkRecord r = waiter.result.get(20, TimeUnit.SECONDS);
         assertThat(nested(r).getString("name")).isEqualTo("Alice C.");
         assertThat(r.headers().lastWithName(EnrichConfig.LATE_HEADER)).isNull();
     }
@@ -159,11 +167,17 @@ class EnrichmentEngineTest {
         replica.setSourceClock(50_000);
         EnrichmentEngine e = engine(EnrichConfig.LATENESS_WAIT_MS, "50", EnrichConfig.STARTUP_WAIT_MS, "20000");
         assertThat(e.waitBoundMs()).isEqualTo(20_000);
-        CompletableFuture<SinkRecord> result = CompletableFuture.supplyAsync(() -> e.enrichBlocking(order(1, 7, 20_000)));
-        Thread.sleep(500);
-        assertThat(result).as("a snapshot still running is start-up, not a stall: no late answer after the lateness wait").isNotDone();
+        Waiter<SinkRecord> waiter = new Waiter<>(() -> e.enrichBlocking(order(1, 7, 20_000)));
+        long parks = waiter.parkedAfter(0);
+        // Not a wait for something to happen: the property is that the 50 ms lateness wait runs out while the record
+        // waits on. It began before the park just seen, so it has run out well before this returns.
+        Thread.sleep(100);
+        // A watermark short of the record wakes it: a wait bounded by the lateness wait would give up now.
+        replica.commit(15_000);
+        waiter.parkedAfter(parks);
+        assertThat(waiter.result).as("a snapshot still running is start-up, not a stall: no late answer after the lateness wait").isNotDone();
         replica.commit(50_000);
-        assertThat(nested(result.get(20, TimeUnit.SECONDS)).getString("name")).isEqualTo("Alice B.");
+        assertThat(nested(waiter.result.get(20, TimeUnit.SECONDS)).getString("name")).isEqualTo("Alice B.");
         assertThat(e.waitBoundMs()).as("caught up once: stalls from now on get the lateness wait").isEqualTo(50);
 
         replica.setSourceClock(60_000);
@@ -597,5 +611,50 @@ class EnrichmentEngineTest {
         SinkRecord newer = e.enrichBlocking(order(3, 7, 4_000));
         assertThat(e.enrichBlocking(order(4, 99, 4_000)).valueSchema()).isSameAs(newer.valueSchema())
                 .isNotEqualTo(hit.valueSchema());
+    }
+
+    /**
+     * A wait on a thread of its own, whose parks are then the wait's own (a pool thread also parks while idle), so
+     * that the test can see the wait parked rather than guess with a sleep.
+     */
+    static final class Waiter<T> {
+        final CompletableFuture<T> result = new CompletableFuture<>();
+        private final Thread thread;
+
+        Waiter(Callable<T> wait) {
+            thread = new Thread(() -> {
+                try {
+                    result.complete(wait.call());
+                } catch (Throwable e) {
+                    result.completeExceptionally(e);
+                }
+            }, "waiter");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        /**
+         * Returns once the waiter is parked in a timed condition wait that began after its {@code parksBefore}-th park
+         * (its park count then), or once it has finished (-1). Given the count of a park seen before an action, a
+         * later park began after the waiter was woken by that action and had checked what it waits for: it waits on.
+         * (A spurious wakeup just before the action could only make the check weaker, never fail a right wait.)
+         */
+        long parkedAfter(long parksBefore) throws Exception {
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!result.isDone()) {
+                if (System.nanoTime() > deadline) {
+                    throw new AssertionError("the waiter did not park within 30 s: " + threads.getThreadInfo(thread.getId()));
+                }
+                ThreadInfo info = threads.getThreadInfo(thread.getId());
+                if (info != null && info.getThreadState() == Thread.State.TIMED_WAITING && info.getWaitedCount() > parksBefore
+                        && info.getLockInfo() != null
+                        && Condition.class.isAssignableFrom(Class.forName(info.getLockInfo().getClassName()))) {
+                    return info.getWaitedCount();
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+            }
+            return -1;
+        }
     }
 }

@@ -4,6 +4,7 @@ import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.Version;
 import io.asofconnect.store.MapDbVersionStore;
+import io.asofconnect.store.OpenOutcome;
 import io.asofconnect.store.StoreOptions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,6 +27,8 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,6 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ReplicaCrashTest {
     private static final int KEYS = 30;
+    /** Versions past the snapshot the grouped-commit leg waits for before its kill: seconds of changes. */
+    private static final int APPLIED_BEFORE_KILL = 200;
     private static SourceDb db;
 
     @TempDir
@@ -60,13 +65,15 @@ class ReplicaCrashTest {
 
     @Test
     void sigkillWhileStreamingLosesAndDoublesNothing() throws Exception {
-        killWhileStreamingThenCompare("crash", "public.crash", Map.of());
+        killWhileStreamingThenCompare("crash", "public.crash", Map.of(), false);
     }
 
     /**
-     * Commits grouped over many batches: only the probes (every 10 s) commit here, so the kill, 2.5 s after a
-     * probe, lands between two commits with seconds of changes applied but not committed. The restart resumes
-     * from the committed offset, which the server's slot never passed: nothing lost, nothing doubled.
+     * Commits grouped over many batches: only probes commit here, and with probes 10 minutes apart the replica
+     * probes only when asked (for catching up, and at the stop), so nothing commits after it has caught up. The
+     * kill lands once it reports hundreds of changes applied since, and a copy of the store taken after the kill
+     * shows they were applied but never committed. The restart resumes from the committed offset, which the
+     * server's slot never passed: nothing lost, nothing doubled.
      */
     @Test
     void sigkillBetweenGroupedCommitsLosesAndDoublesNothing() throws Exception {
@@ -75,10 +82,15 @@ class ReplicaCrashTest {
         killWhileStreamingThenCompare("grouped", "public.grouped", Map.of(
                 ReplicaConfig.COMMIT_INTERVAL_MS, "60000",
                 ReplicaConfig.COMMIT_MAX_RECORDS, "1000000",
-                ReplicaConfig.WATERMARK_INTERVAL_MS, "10000"));
+                ReplicaConfig.WATERMARK_INTERVAL_MS, "600000"), true);
     }
 
-    private void killWhileStreamingThenCompare(String name, String table, Map<String, String> extraProps) throws Exception {
+    /**
+     * @param uncommittedAtKill kill once the replica reports {@value #APPLIED_BEFORE_KILL} versions applied past the
+     *                          snapshot, and show that some of what it applied was not in its store after the kill
+     */
+    private void killWhileStreamingThenCompare(String name, String table, Map<String, String> extraProps,
+                                               boolean uncommittedAtKill) throws Exception {
         Path propsFile = dir.resolve(name + ".properties");
         Path stopFile = dir.resolve(name + "-stop");
         Properties p = new Properties();
@@ -90,14 +102,28 @@ class ReplicaCrashTest {
 
         List<Committed> committed = new ArrayList<>();
         AtomicBoolean writing = new AtomicBoolean(true);
-        Process first = startReplicaJvm(propsFile, stopFile, dir.resolve("first.log"));
+        Path firstLog = dir.resolve("first.log");
+        Process first = uncommittedAtKill ? startReplicaJvm(propsFile, stopFile, firstLog, table, "versions")
+                : startReplicaJvm(propsFile, stopFile, firstLog);
         Process second = null;
         try {
-            awaitLine(first, dir.resolve("first.log"), "STARTED", 90);
+            awaitLine(first, firstLog, "STARTED", 90);
             CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> write(table, KEYS, committed, writing));
-            pause(2500);
+            if (uncommittedAtKill) {
+                awaitLine(first, firstLog, l -> l.startsWith("APPLIED ") && appliedCount(l) >= KEYS + APPLIED_BEFORE_KILL,
+                        "APPLIED " + (KEYS + APPLIED_BEFORE_KILL) + " or more", 120);
+            } else {
+                pause(2500);
+            }
             first.destroyForcibly();
             assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            if (uncommittedAtKill) {
+                long applied = Files.readAllLines(firstLog).stream().filter(l -> l.startsWith("APPLIED "))
+                        .mapToLong(ReplicaCrashTest::appliedCount).max().orElseThrow();
+                long kept = versionsKeptAfterKill(name, table);
+                assertThat(applied).as("versions the killed replica had applied (%d) against those its store kept (%d):"
+                        + " the difference was applied and not committed at the kill", applied, kept).isGreaterThan(kept);
+            }
             pause(1000);
             second = startReplicaJvm(propsFile, stopFile, dir.resolve("second.log"));
             awaitLine(second, dir.resolve("second.log"), "STARTED", 90);
@@ -293,6 +319,35 @@ class ReplicaCrashTest {
         }
     }
 
+    private static long appliedCount(String line) {
+        return Long.parseLong(line.substring("APPLIED ".length()).trim());
+    }
+
+    /**
+     * How many versions of {@code table} the killed replica's store holds, read from a copy of its files (opening
+     * the files themselves would truncate a torn journal tail and write a checkpoint, and the restart is to find
+     * them as the kill left them).
+     */
+    private long versionsKeptAfterKill(String name, String table) throws IOException {
+        Path copy = dir.resolve("store-at-kill");
+        Files.createDirectories(copy);
+        try (Stream<Path> files = Files.list(dir.resolve("store"))) {
+            for (Path f : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(f, copy.resolve(f.getFileName()));
+            }
+        }
+        try (MapDbVersionStore store = MapDbVersionStore.open(copy.resolve(name + ".mapdb"), StoreOptions.defaults())) {
+            assertThat(store.openOutcome().kind()).as("the killed replica's store opens as it was left")
+                    .isEqualTo(OpenOutcome.Kind.REOPENED);
+            long kept = 0;
+            for (int id = 1; id <= KEYS; id++) {
+                kept += store.history(table, RowKey.of(id)).size();
+            }
+            assertThat(kept).as("the snapshot was committed").isGreaterThanOrEqualTo(KEYS);
+            return kept;
+        }
+    }
+
     private static void write(String table, int keys, List<Committed> committed, AtomicBoolean writing) {
         Random rnd = new Random(7);
         int seq = 0;
@@ -337,11 +392,15 @@ class ReplicaCrashTest {
     }
 
     private static void awaitLine(Process p, Path log, String line, int seconds) throws Exception {
+        awaitLine(p, log, line::equals, line, seconds);
+    }
+
+    private static void awaitLine(Process p, Path log, Predicate<String> match, String line, int seconds) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < deadline) {
             if (Files.exists(log)) {
                 try (BufferedReader r = new BufferedReader(new InputStreamReader(Files.newInputStream(log), StandardCharsets.UTF_8))) {
-                    if (r.lines().anyMatch(line::equals)) {
+                    if (r.lines().anyMatch(match)) {
                         return;
                     }
                 }
