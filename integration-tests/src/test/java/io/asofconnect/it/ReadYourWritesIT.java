@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.asofconnect.it.harness.ConfigTemplates;
@@ -20,6 +22,7 @@ import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.JsonEvents;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
 import io.asofconnect.it.harness.TestPipeline;
+import io.asofconnect.it.harness.WorkerJmx;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,6 +36,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * times lie days in the past, far below the commit-time watermark, so only the rule that the watermark must
  * also pass the time the sink received an event holds them back; under {@code enrich.mode=CURRENT} there is no
  * event time at all. The oracle is the source database: an audit trigger numbers every committed change.
+ *
+ * <p>Left alone, the replica usually applies a change within tens of milliseconds, often before the events
+ * committed after it reach the sink, and the joins would come out right without the rule. The first two tests
+ * therefore slow their replica down (a long Debezium poll interval, {@link #SLOW_REPLICA}) and check from the
+ * sink's {@code enrich-held-records} gauge, sampled over JMX while the steps run, that records really were held.
  */
 @ExtendWith(PrintLogsOnFailure.class)
 class ReadYourWritesIT {
@@ -43,6 +51,14 @@ class ReadYourWritesIT {
     private static final int CHANGES_PER_STEP = 30;
     private static final int EVENTS_PER_STEP = 500;
     private static final long DAY_MS = 86_400_000L;
+    /**
+     * Debezium's poll interval for the replica, passed through {@code replica.debezium.}: the engine hands a
+     * partial batch over only after this long, and its streaming loop sleeps this long whenever the slot has
+     * nothing new, so changes and the watermark probes behind them reach the store up to seconds after their
+     * commit. Events produced right after their changes then reach the sink long before the replica has them.
+     */
+    private static final long SLOW_POLL_MS = 2_000;
+    private static final Map<String, String> SLOW_REPLICA = Map.of("replica.debezium.poll.interval.ms", Long.toString(SLOW_POLL_MS));
 
     private static TestPipeline pipeline;
     private static ConnectWorker worker;
@@ -63,32 +79,39 @@ class ReadYourWritesIT {
     @Test
     void applicationTimeChangesCommittedBeforeTheEventsAreSeenByEveryEvent() throws Exception {
         Scenario s = new Scenario("ryw_column", true);
-        s.deploy(Map.of());
+        s.deploy(SLOW_REPLICA);
         try (JsonEvents producer = new JsonEvents(pipeline.broker())) {
             s.warmUp(producer);
-            for (int step = 0; step < STEPS; step++) {
-                s.commitApplicationTimeChanges(step);
-                s.produceEventsInThePast(producer, step);
+            try (HeldRecords held = s.sampleHeldRecords()) {
+                for (int step = 0; step < STEPS; step++) {
+                    s.commitApplicationTimeChanges(step);
+                    s.produceEventsInThePast(producer, step);
+                }
+                s.awaitWritten();
+                s.awaitAndVerify(held.stop());
             }
         }
-        s.awaitAndVerify();
     }
 
     @Test
     void currentModeSeesTheNewestVersionCommittedBeforeEachEvent() throws Exception {
         Scenario s = new Scenario("ryw_current", false);
-        s.deploy(Map.of("enrich.mode", "CURRENT"));
+        Map<String, String> overrides = new HashMap<>(SLOW_REPLICA);
+        overrides.put("enrich.mode", "CURRENT");
+        s.deploy(overrides);
         try (JsonEvents producer = new JsonEvents(pipeline.broker())) {
             s.warmUp(producer);
-            for (int step = 0; step < STEPS; step++) {
-                s.commitCurrentChanges();
-                s.produceEventsNow(producer);
-                // CURRENT answers with the newest version when an event is answered: the next step's changes must
-                // not be committed before this step's events are written, or they could rightly see them too.
-                s.awaitWritten();
+            try (HeldRecords held = s.sampleHeldRecords()) {
+                for (int step = 0; step < STEPS; step++) {
+                    s.commitCurrentChanges();
+                    s.produceEventsNow(producer);
+                    // CURRENT answers with the newest version when an event is answered: the next step's changes must
+                    // not be committed before this step's events are written, or they could rightly see them too.
+                    s.awaitWritten();
+                }
+                s.awaitAndVerify(held.stop());
             }
         }
-        s.awaitAndVerify();
     }
 
     @Test
@@ -254,6 +277,38 @@ class ReadYourWritesIT {
                     .pollInterval(Duration.ofMillis(200)).until(() -> written() >= events.size());
         }
 
+        /** Samples the sink's held-records gauge of this connector's tasks from now until {@link HeldRecords#stop}. */
+        HeldRecords sampleHeldRecords() {
+            return new HeldRecords(worker, connector);
+        }
+
+        /**
+         * {@link #awaitAndVerify()}, then that records were held while the steps ran (the replica really was behind
+         * the events, so that the joins above depended on the rule), that each was released by the replica catching
+         * up rather than by {@code enrich.on.late}, and that none is left waiting.
+         */
+        void awaitAndVerify(HeldRecords.Seen held) throws SQLException {
+            double late = 0;
+            double heldNow = 0;
+            try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
+                for (int task = 0; task < PARTITIONS; task++) {
+                    late += jmx.pluginMetric(connector, task, "enrich-late-records-total");
+                    heldNow += jmx.pluginMetric(connector, task, "enrich-held-records");
+                }
+            }
+            System.out.printf("%s: at most %.0f records held at once, held without a break for up to %d ms"
+                    + " (%d samples); %.0f late, %.0f held now%n", connector, held.most(), held.longestMs(),
+                    held.samples(), late, heldNow);
+            awaitAndVerify();
+            assertThat(held.most()).as("records held for the replica's receipt watermark at any one time while the"
+                    + " steps ran (enrich-held-records, summed over the tasks)").isPositive();
+            assertThat(held.longestMs()).as("the longest time records were held without a break: a replica behind"
+                    + " by Debezium's poll interval of %d ms keeps them waiting about that long", SLOW_POLL_MS)
+                    .isGreaterThanOrEqualTo(SLOW_POLL_MS / 4);
+            assertThat(late).as("records the late policy decided instead of the replica catching up").isZero();
+            assertThat(heldNow).as("records still held once every event is written").isZero();
+        }
+
         /** Every event once, with the plan the audit log says: the newest committed change valid at its time. */
         void awaitAndVerify() throws SQLException {
             awaitWritten();
@@ -314,6 +369,77 @@ class ReadYourWritesIT {
                 }
             }
             return best;
+        }
+    }
+
+    /**
+     * Reads the sink's {@code enrich-held-records} gauge of one connector's tasks over JMX, every few milliseconds,
+     * on a thread of its own while the test thread commits and produces. The gauge says how many records wait for
+     * the replica now, so sampling it from after the warm-up on shows that records of the steps were held (the
+     * hold-time distribution cannot: its window also covers the warm-up event, held through the replica's start).
+     */
+    private static final class HeldRecords implements AutoCloseable {
+        record Seen(double most, long longestMs, int samples) {
+        }
+
+        private final WorkerJmx jmx;
+        private final String connector;
+        private final Thread thread;
+        private volatile boolean stopping;
+        private volatile RuntimeException failure;
+        private double most;
+        private long longestNanos;
+        private int samples;
+
+        HeldRecords(ConnectWorker worker, String connector) {
+            this.jmx = WorkerJmx.attach(worker.process());
+            this.connector = connector;
+            this.thread = new Thread(this::sample, "held-records-" + connector);
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void sample() {
+            boolean holding = false;
+            long heldSince = 0;
+            try {
+                while (!stopping) {
+                    double held = 0;
+                    for (int task = 0; task < PARTITIONS; task++) {
+                        held += jmx.pluginMetric(connector, task, "enrich-held-records");
+                    }
+                    long now = System.nanoTime();
+                    samples++;
+                    most = Math.max(most, held);
+                    if (held > 0 && !holding) {
+                        heldSince = now;
+                    }
+                    holding = held > 0;
+                    if (holding) {
+                        longestNanos = Math.max(longestNanos, now - heldSince);
+                    }
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+                }
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+        }
+
+        /** Stops sampling; what it saw. */
+        Seen stop() throws InterruptedException {
+            stopping = true;
+            thread.join();
+            if (failure != null) {
+                throw new IllegalStateException("sampling enrich-held-records of " + connector + " failed", failure);
+            }
+            return new Seen(most, TimeUnit.NANOSECONDS.toMillis(longestNanos), samples);
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stopping = true;
+            thread.join();
+            jmx.close();
         }
     }
 }
