@@ -53,6 +53,8 @@ public final class PageViews {
     private final Map<Long, Long> eventTimes = new HashMap<>();
     private final Map<Long, Integer> eventUsers = new HashMap<>();
     private long nextEventId = 1;
+    /** Set once the replica's slot is known to stream every later change: see {@link #awaitReplicaSlots}. */
+    private boolean slotsReady;
     private String timeField;
     private ObjectNode valueSchema = schema(null);
 
@@ -150,6 +152,7 @@ public final class PageViews {
      * oracle has no boundary to argue about.
      */
     public void produceInterleaved(JsonEvents producer, int rounds, int eventsPerRound) throws SQLException {
+        awaitReplicaSlots();
         try (Connection c = postgres.connect(sourceDb)) {
             for (int round = 0; round < rounds; round++) {
                 changePlan(c, 1 + (round % users));
@@ -161,6 +164,35 @@ public final class PageViews {
             }
         }
         producer.flush();
+    }
+
+    /**
+     * Waits (bounded), before the first plan change, until the source database has a logical replication slot and
+     * every such slot has found its consistent point (confirmed_flush_lsn is set then). The oracle puts the initial
+     * plans at Long.MIN_VALUE and every change at its commit time; the replica agrees only for changes its slot
+     * streams. A change committed before that point is read by the replica's initial snapshot instead, whose rows
+     * are valid from the beginning of time (replica.snapshot.valid.from=BEGINNING_OF_TIME): events before the
+     * change then rightly get the new plan. A RUNNING task does not mean the slot is there: the replica creates it
+     * asynchronously, seconds later on a loaded machine.
+     */
+    private void awaitReplicaSlots() {
+        if (slotsReady) {
+            return;
+        }
+        Awaitility.await("a replication slot on " + sourceDb + " at its consistent point before the first plan change")
+                .atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    try (Connection c = postgres.connect(sourceDb); PreparedStatement ps = c.prepareStatement(
+                            "SELECT count(*), count(*) FILTER (WHERE confirmed_flush_lsn IS NULL) FROM pg_replication_slots"
+                                    + " WHERE database = ? AND slot_type = 'logical'")) {
+                        ps.setString(1, sourceDb);
+                        try (ResultSet rs = ps.executeQuery()) {
+                            rs.next();
+                            return rs.getLong(1) > 0 && rs.getLong(2) == 0;
+                        }
+                    }
+                });
+        slotsReady = true;
     }
 
     /** Events only, no changes (e.g. to keep a stream going around a crash). */
