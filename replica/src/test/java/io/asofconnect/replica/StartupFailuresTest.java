@@ -16,14 +16,21 @@ import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.PGReplicationStream;
 
+import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -180,40 +187,162 @@ class StartupFailuresTest {
         }
     }
 
+    /**
+     * A damaged store, in each of its files, as a crash leaves them (copied while the replica runs, its last
+     * commits only in the journal): the manifest's magic overwritten, a byte of the checkpoint's store state (the
+     * table dictionary) flipped, a byte of the journal's first record flipped with a whole record after it. The
+     * replica finds each on open, names the file, keeps it aside and rebuilds from a new snapshot, serving the
+     * source's rows again.
+     */
     @Test
     void corruptStoreFileIsQuarantinedAndRebuilt() throws Exception {
         Map<String, Object> p = props("corrupt");
+        Path file = dir.resolve("corrupt.mapdb");
+        // A clean stop first, so that the checkpoint each crash image starts from holds the rows, not only the journal.
         try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
             ReplicaCaptureTest.catchUp(h);
         }
-        Path file = dir.resolve("corrupt.mapdb");
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            for (long pos = 0; pos < raf.length(); pos += 97) {
-                raf.seek(pos);
-                raf.write(0x5A);
+        for (String damaged : List.of("manifest", "checkpoint", "journal")) {
+            Map<String, byte[]> image;
+            try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+                ReplicaCaptureTest.catchUp(h);
+                // Every watermark the replica moves is a commit, one journal record: two are needed, the damaged one and one after it.
+                for (int i = 0; wholeJournalRecords(storeFiles(file)).size() < 2; i++) {
+                    assertThat(i).as("commits in the journal after %s catch-ups", i).isLessThan(10);
+                    ReplicaCaptureTest.catchUp(h);
+                }
+                image = storeFiles(file);
+            }
+            // The replica's clean stop wrote a new checkpoint; put back the files as they were while it ran.
+            for (String name : storeFiles(file).keySet()) {
+                Files.delete(dir.resolve(name));
+            }
+            for (Map.Entry<String, byte[]> f : image.entrySet()) {
+                Files.write(dir.resolve(f.getKey()), f.getValue());
+            }
+            String damagedFile;
+            String reason;
+            switch (damaged) {
+                case "manifest" -> {
+                    damagedFile = file.getFileName().toString();
+                    reason = "not a version store manifest";
+                    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+                        for (long pos = 0; pos < raf.length(); pos += 97) {
+                            raf.seek(pos);
+                            raf.write(0x5A);
+                        }
+                    }
+                }
+                case "checkpoint" -> {
+                    damagedFile = only(image, ".checkpoint-");
+                    reason = "the checkpoint " + damagedFile + " is damaged: an entry fails its checksum";
+                    flip(dir.resolve(damagedFile), indexOf(image.get(damagedFile), "public.t".getBytes(StandardCharsets.UTF_8)) + 3);
+                }
+                default -> {
+                    damagedFile = only(image, ".journal-");
+                    reason = "journal record 1 fails its checksum and valid records follow it";
+                    long[] first = wholeJournalRecords(image).get(0);
+                    flip(dir.resolve(damagedFile), first[0] + JOURNAL_RECORD_HEADER + (first[1] - first[0] - JOURNAL_RECORD_HEADER) / 2);
+                }
+            }
+            try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
+                OpenOutcome outcome = h.replica().store().openOutcome();
+                assertThat(outcome.kind()).as("%s damaged (reason %s)", damaged, outcome.reason()).isEqualTo(OpenOutcome.Kind.REBUILT);
+                assertThat(outcome.reason()).as("%s damaged", damaged).contains(reason);
+                assertThat(outcome.quarantined()).as("the damaged file is kept aside")
+                        .hasValueSatisfying(q -> {
+                            assertThat(q).exists();
+                            assertThat(q.getFileName().toString()).startsWith("corrupt.mapdb.quarantined-");
+                            assertThat(q.resolveSibling(q.getFileName() + damagedFile.substring(file.getFileName().toString().length())))
+                                    .as("the damaged %s aside", damaged).exists();
+                        });
+                ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(1), h.watermark().get());
+                assertThat(h.replica().snapshotRecordsApplied()).as("%s damaged: a new snapshot", damaged).isEqualTo(2);
+                assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(h.watermark().get());
+                // The rebuilt store holds what the source holds now, read back through the lookup.
+                for (Map.Entry<Integer, String> row : Map.of(1, "one", 2, "two").entrySet()) {
+                    LookupResult now = h.asOf("public.t", RowKey.of(row.getKey()), h.watermark().get());
+                    assertThat(now).as("%s damaged: key %s", damaged, row.getKey()).isInstanceOf(LookupResult.Found.class);
+                    assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo(row.getValue());
+                }
+                assertThat(h.asOf("public.t", RowKey.of(3), h.watermark().get())).isInstanceOf(LookupResult.Absent.class);
             }
         }
-        try (ReplicaHandle h = ReplicaRegistry.acquire(p)) {
-            assertThat(h.replica().store().openOutcome().kind()).isEqualTo(OpenOutcome.Kind.REBUILT);
-            assertThat(h.replica().store().openOutcome().quarantined()).as("the damaged file is kept aside")
-                    .hasValueSatisfying(q -> {
-                        assertThat(q).exists();
-                        assertThat(q.getFileName().toString()).startsWith("corrupt.mapdb.quarantined-");
-                    });
-            ReplicaCaptureTest.catchUpAnsweringAtEveryWatermark(h, "public.t", RowKey.of(1), h.watermark().get());
-            assertThat(h.replica().snapshotRecordsApplied()).isEqualTo(2);
-            assertThat(h.historyStart()).isGreaterThan(Long.MIN_VALUE).isLessThanOrEqualTo(h.watermark().get());
-            // The rebuilt store holds what the source holds now, read back through the lookup.
-            for (Map.Entry<Integer, String> row : Map.of(1, "one", 2, "two").entrySet()) {
-                LookupResult now = h.asOf("public.t", RowKey.of(row.getKey()), h.watermark().get());
-                assertThat(now).isInstanceOf(LookupResult.Found.class);
-                assertThat(((LookupResult.Found) now).version().row().getString("v")).isEqualTo(row.getValue());
+    }
+
+    /** The journal's record header: length(4) crc32c(4) sequence(8); the file starts with a 24-byte header. */
+    private static final int JOURNAL_RECORD_HEADER = 16;
+
+    /**
+     * The store's files by name, read now: the manifest (the store path), its checkpoint and its journal; not the
+     * lock file, nor what earlier rebuilds moved aside.
+     */
+    private static Map<String, byte[]> storeFiles(Path file) throws IOException {
+        String base = file.getFileName().toString();
+        Map<String, byte[]> found = new TreeMap<>();
+        try (Stream<Path> s = Files.list(file.getParent())) {
+            for (Path f : s.toList()) {
+                String name = f.getFileName().toString();
+                if (name.equals(base) || name.matches(java.util.regex.Pattern.quote(base) + "\\.(checkpoint|journal)-[0-9]+")) {
+                    found.put(name, Files.readAllBytes(f));
+                }
             }
-            assertThat(h.asOf("public.t", RowKey.of(3), h.watermark().get())).isInstanceOf(LookupResult.Absent.class);
         }
-        try (Stream<Path> files = Files.list(dir)) {
-            assertThat(files.map(f -> f.getFileName().toString())).anyMatch(n -> n.startsWith("corrupt.mapdb.quarantined-"));
+        return found;
+    }
+
+    private static String only(Map<String, byte[]> files, String kind) {
+        List<String> names = files.keySet().stream().filter(n -> n.contains(kind)).toList();
+        assertThat(names).as("store files *%s*", kind).hasSize(1);
+        return names.get(0);
+    }
+
+    /**
+     * The whole records of the store's journal as {start, end} offsets, walked by the journal's format: after the
+     * 24-byte header, each record whole inside the file, with a CRC32C over length, sequence and payload that holds.
+     */
+    private static List<long[]> wholeJournalRecords(Map<String, byte[]> files) {
+        byte[] all = files.get(only(files, ".journal-"));
+        ByteBuffer b = ByteBuffer.wrap(all);
+        List<long[]> records = new ArrayList<>();
+        int pos = 24;
+        while (pos + JOURNAL_RECORD_HEADER <= all.length) {
+            int length = b.getInt(pos);
+            if (length < 0 || length > all.length - pos - JOURNAL_RECORD_HEADER) {
+                break;
+            }
+            CRC32C crc = new CRC32C();
+            crc.update(all, pos, 4);
+            crc.update(all, pos + 8, 8 + length);
+            if ((int) crc.getValue() != b.getInt(pos + 4)) {
+                break;
+            }
+            records.add(new long[]{pos, pos + JOURNAL_RECORD_HEADER + length});
+            pos += JOURNAL_RECORD_HEADER + length;
         }
+        return records;
+    }
+
+    private static void flip(Path f, long pos) throws IOException {
+        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
+            raf.seek(pos);
+            int b = raf.read();
+            raf.seek(pos);
+            raf.write(b ^ 0xFF);
+        }
+    }
+
+    private static int indexOf(byte[] hay, byte[] needle) {
+        outer:
+        for (int i = 0; i <= hay.length - needle.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (hay[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError(new String(needle, StandardCharsets.UTF_8) + " is not in the checkpoint");
     }
 
     @Test
