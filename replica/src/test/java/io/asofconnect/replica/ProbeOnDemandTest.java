@@ -73,7 +73,7 @@ class ProbeOnDemandTest {
                 long now = h.watermark().sourceNow();
                 h.watermark().want(now);
                 assertThat(h.watermark().await(now, BOUND))
-                        .as("wish %d: the watermark passes %d within %s (now %d, health %s)", i, now, BOUND, h.watermark(), h.health())
+                        .as("wish %d: the watermark passes %d within %s (now %d, health %s)", i, now, BOUND, h.watermark().get(), h.health())
                         .isTrue();
             }
         }

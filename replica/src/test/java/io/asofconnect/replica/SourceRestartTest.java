@@ -99,7 +99,7 @@ class SourceRestartTest {
         try (ReplicaHandle h = ReplicaRegistry.acquire(props)) {
             org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(2))
                     .until(() -> h.replica().snapshotRecordsApplied() > 1000);
-            assertThat(h.watermark()).as("the snapshot is not through when the server stops").isEqualTo(Long.MIN_VALUE);
+            assertThat(h.watermark().get()).as("the snapshot is not through when the server stops").isEqualTo(Long.MIN_VALUE);
             db.stop();
             db.startAgain();
             writer.awaitCommits(writer.commits() + 50);
