@@ -49,8 +49,7 @@ public final class Replica implements AutoCloseable {
     private final StoreDirectory files;
     private final ReplicaStats stats = new ReplicaStats();
     private final ReplicaUsers users = new ReplicaUsers();
-    private final AtomicReference<ReplicaHealth> health = new AtomicReference<>(
-            new ReplicaHealth(ReplicaHealth.State.STARTING, "starting", Optional.empty()));
+    private final ReplicaLifecycle lifecycle = new ReplicaLifecycle();
     private final ScheduledExecutorService restarter;
     private volatile VersionStore store;
     private WatermarkTracker tracker;
@@ -291,8 +290,7 @@ public final class Replica implements AutoCloseable {
     private synchronized void startEngine() {
         engine = new CaptureEngine(engineName, this::who, EngineProperties.of(config), (records, committer) -> {
             applier.handleBatch(records, committer);
-            if (health.get().state() != ReplicaHealth.State.RUNNING && health.get().state() != ReplicaHealth.State.STOPPED) {
-                health.set(new ReplicaHealth(ReplicaHealth.State.RUNNING, "streaming", Optional.empty()));
+            if (lifecycle.streaming()) {
                 restarts = 0;
             }
         }, this::onEngineFailure);
@@ -300,7 +298,7 @@ public final class Replica implements AutoCloseable {
     }
 
     private void onEngineFailure(Throwable error) {
-        if (health.get().state() == ReplicaHealth.State.STOPPED) {
+        if (lifecycle.stopped()) {
             return;
         }
         VersionStore current = store;
@@ -310,8 +308,7 @@ public final class Replica implements AutoCloseable {
         }
         long backoff = Math.min(MAX_BACKOFF_MS, 1000L << Math.min(restarts, 6));
         restarts++;
-        health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "capture engine failed: " + error.getMessage()
-                + "; restarting in " + backoff + " ms", Optional.of(error)));
+        lifecycle.restarting("capture engine failed: " + error.getMessage() + "; restarting in " + backoff + " ms", error);
         LOG.warn("{}: capture engine failed ({}); restarting in {} ms, records wait meanwhile. If it keeps failing, fix"
                 + " what the error names (the source database's reachability, the user's REPLICATION privilege, the slot)",
                 who(), error.getMessage(), backoff);
@@ -323,10 +320,10 @@ public final class Replica implements AutoCloseable {
     }
 
     private synchronized void restart() {
-        if (health.get().state() == ReplicaHealth.State.STOPPED) {
+        if (lifecycle.stopped()) {
             return;
         }
-        Throwable previous = health.get().failure().orElse(null);
+        Throwable previous = lifecycle.get().failure().orElse(null);
         try {
             CaptureEngine old = engine;
             if (old != null) {
@@ -357,10 +354,10 @@ public final class Replica implements AutoCloseable {
                 applier = newApplier();
             }
             startEngine();
-            health.set(new ReplicaHealth(ReplicaHealth.State.STARTING, "restarted after: "
-                    + (previous == null ? "an engine failure" : previous.getMessage()), Optional.ofNullable(previous)));
+            lifecycle.restarted("restarted after: " + (previous == null ? "an engine failure" : previous.getMessage()),
+                    Optional.ofNullable(previous));
         } catch (HistoryGapException e) {
-            health.set(new ReplicaHealth(ReplicaHealth.State.FAILED, e.getMessage(), Optional.of(e)));
+            lifecycle.failed(e.getMessage(), e);
             LOG.error("{}: {}", who(), e.getMessage());
         } catch (RuntimeException e) {
             onEngineFailure(e);
@@ -410,8 +407,7 @@ public final class Replica implements AutoCloseable {
         }
         // Scheduled even while a restart runs: that one may have passed its damage check already; restart() is
         // synchronized, so this one follows it and heals.
-        health.set(new ReplicaHealth(ReplicaHealth.State.RESTARTING, "a lookup found the store damaged: " + e.what()
-                + "; rebuilding", Optional.of(e)));
+        lifecycle.restarting("a lookup found the store damaged: " + e.what() + "; rebuilding", e);
         try {
             restarter.execute(this::restart);
         } catch (java.util.concurrent.RejectedExecutionException closing) {
@@ -458,7 +454,7 @@ public final class Replica implements AutoCloseable {
     }
 
     public ReplicaHealth health() {
-        ReplicaHealth h = health.get();
+        ReplicaHealth h = lifecycle.get();
         WatermarkProber p = prober;
         String probeError = p == null ? null : p.lastError();
         if (h.state() == ReplicaHealth.State.RUNNING && probeError != null) {
@@ -486,7 +482,7 @@ public final class Replica implements AutoCloseable {
 
     @Override
     public synchronized void close() {
-        health.set(new ReplicaHealth(ReplicaHealth.State.STOPPED, "stopped", Optional.empty()));
+        lifecycle.stop();
         restarter.shutdownNow();
         if (prober != null) {
             prober.close();
