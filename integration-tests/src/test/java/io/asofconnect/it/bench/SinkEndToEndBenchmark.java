@@ -25,8 +25,10 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
@@ -36,9 +38,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * {@code plugin.path} sub-directory of one distributed worker, into separate tables of the same database.
  * The records are all produced first, so each sink drains the same backlog at its own speed.
  *
- * <p>Rows per second are measured from the first row landed to the last, polled every 20 ms (bounded): the
- * rate is the rows landed after the first non-empty count, over the span until the last record of each
- * partition has landed (see {@link #run}).
+ * <p>Each sink is timed two ways in one run (see {@link #run}), both ending when the last record of each
+ * partition has landed (polled every 20 ms, bounded): <em>steady</em>, rows per second from the first row
+ * landed to the last, the first batch's rows and time left out (what the sink-against-sink rows compare); and
+ * <em>from its start</em>, all N rows over the span from the moment its tasks are RUNNING (the worker has
+ * started them: from then on the records could be consumed) to the last row visible. {@link CopyLoad} is timed
+ * the same way, from the moment it could send its first row (connected, before it creates its table) to its
+ * commit, so that {@code e2e-vs-copy} compares like spans (see {@link #run}).
+ *
+ * <p>The peer runs twice per round: at {@code batch.size} {@value #PEER_DEFAULT_BATCH_SIZE} (its default) and at
+ * {@value #BATCH_SIZE} (ours, set explicitly on both), so that ours is compared like for like and with the
+ * peer as users get it; see {@link #peer}.
  *
  * <p>Arguments: {@code [N] [runs] [rounds]} with N default 100000, rounds default {@value #DEFAULT_ROUNDS}, and
  * runs a comma-separated choice of {@code upsert} (default), {@code insert}, {@code hosted} (upsert with the as-of
@@ -46,10 +56,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * same Postgres) and {@code copy} (the same rows loaded by {@link CopyLoad}, the ceiling); {@code both} means
  * {@code upsert,insert}. Order bias: every side first drains a warm-up topic (a third of N, 10,000 to 100,000
  * records: the worker's JIT compiles with both tiers, as in production) into a table of its own, discarded; then each measured round drains the measured topic again, under
- * new connector and table names, the peer last in odd rounds and first in even ones. Each side's figure is its
- * median over the rounds: on this 2-core machine single runs put {@code e2e-hosted-vs-plain} at 1.21 one day and
- * 0.77 the next, on the same code. Prints the {@code bench e2e-vs-debezium} line, and
- * {@code e2e-hosted-vs-plain} (hosted / upsert) and {@code e2e-vs-copy} (upsert / copy) when those ran. The
+ * new connector and table names, the peers last in odd rounds and first in even ones. Each side's figure is its
+ * median over the rounds, printed with the spread (slowest and fastest round): on this 2-core machine single runs
+ * put {@code e2e-hosted-vs-plain} at 1.21 one day and 0.77 the next, on the same code. Prints the
+ * {@code bench e2e-vs-debezium} (upsert / the peer at its default batch size) and
+ * {@code bench e2e-vs-debezium-batch3000} (upsert / the peer at ours) lines, and {@code e2e-hosted-vs-plain}
+ * (hosted / upsert) and {@code e2e-vs-copy} (upsert / copy, both from their start) when those ran. The
  * peer's plugin directory comes from {@code asof.bench.peer.plugin}
  * (default {@code benchmarks/peer-debezium-jdbc/target/plugin/debezium-connector-jdbc}, from the project root
  * or the module directory), built by {@code mvn -B -f benchmarks/peer-debezium-jdbc/pom.xml package}.
@@ -64,7 +76,14 @@ public final class SinkEndToEndBenchmark {
     private static final String INSERT = "asof-connect ExactlyOnceJdbcSink, exactly-once, insert";
     private static final String HOSTED = "asof-connect, upsert + as-of enrichment hosted in the sink";
     private static final String COPY = "COPY from Java (pgjdbc CopyManager), same rows";
-    private static final String PEER = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert";
+    /** Our sink's default {@code batch.size}, set explicitly on ours and on the peer's like-for-like side. */
+    static final int BATCH_SIZE = 3000;
+    /** Debezium's JDBC sink's default {@code batch.size}. */
+    static final int PEER_DEFAULT_BATCH_SIZE = 500;
+    private static final String PEER = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert, batch.size " + PEER_DEFAULT_BATCH_SIZE
+            + " (its default)";
+    private static final String PEER_OUR_BATCH = "Debezium JDBC sink 3.6.0.Final, at-least-once, upsert, batch.size " + BATCH_SIZE
+            + " (ours)";
     private static final String DATABASE = "bench";
     private static final String SOURCE_DATABASE = "bench_source";
     private static final int USERS = 1000;
@@ -132,28 +151,41 @@ public final class SinkEndToEndBenchmark {
             // order in odd rounds and the reverse in even ones; a side's figure is its median over the rounds.
             System.out.printf("warm-up, %,d records per side (discarded):%n", warmup);
             runSides(sides(ours, worker, postgres, source, work, WARMUP_TOPIC, "_warm", warmup, timeout, base), false);
-            Map<String, List<Double>> byRound = new LinkedHashMap<>();
+            Map<String, List<Rates>> byRound = new LinkedHashMap<>();
             for (int r = 1; r <= rounds; r++) {
                 System.out.printf("measured round %d of %d, %,d records per side%s:%n", r, rounds, n, r % 2 == 0 ? ", reverse order" : "");
                 runSides(sides(ours, worker, postgres, source, work, TOPIC, "_r" + r, n, timeout, base), r % 2 == 0)
                         .forEach((name, rate) -> byRound.computeIfAbsent(name, k -> new ArrayList<>()).add(rate));
             }
-            Map<String, Double> rates = new LinkedHashMap<>();
-            byRound.forEach((name, list) -> rates.put(name, median(list)));
+            Map<String, Double> steady = new LinkedHashMap<>();
+            Map<String, Double> fromStart = new LinkedHashMap<>();
+            byRound.forEach((name, list) -> {
+                steady.put(name, median(list.stream().map(Rates::steady).toList()));
+                fromStart.put(name, median(list.stream().map(Rates::fromStart).toList()));
+            });
 
-            double peer = rates.get(PEER);
             System.out.println();
             System.out.printf("End to end, %,d JSON records with schemas, 2 partitions, 2 tasks, broker + worker + Postgres"
-                    + " on this machine, every side warmed, median of %d round%s:%n", n, rounds, rounds == 1 ? "" : "s");
-            rates.forEach((name, rate) -> System.out.printf("  %-58s %,10.0f rows/s   ratio to Debezium %.2f%n",
-                    name, rate, rate / peer));
-            if (rates.containsKey(UPSERT)) {
-                if (rates.containsKey(HOSTED)) {
-                    benchLine("e2e-hosted-vs-plain", rates.get(HOSTED), rates.get(UPSERT));
+                    + " on this machine, every side warmed, median of %d round%s (slowest-fastest); steady = from the first"
+                    + " row landed, from start = all rows from the side's start (tasks RUNNING; COPY: connected, before its CREATE TABLE):%n",
+                    n, rounds, rounds == 1 ? "" : "s");
+            byRound.forEach((name, list) -> System.out.printf("  %-86s steady %s   from start %s%n", name,
+                    spread(steady.get(name), list.stream().map(Rates::steady).toList()),
+                    spread(fromStart.get(name), list.stream().map(Rates::fromStart).toList())));
+            if (steady.containsKey(UPSERT)) {
+                System.out.printf("  ours (upsert) / Debezium, steady: %.2f at its default batch.size %d, %.2f at our %d%n",
+                        steady.get(UPSERT) / steady.get(PEER), PEER_DEFAULT_BATCH_SIZE, steady.get(UPSERT) / steady.get(PEER_OUR_BATCH),
+                        BATCH_SIZE);
+                if (steady.containsKey(HOSTED)) {
+                    benchLine("e2e-hosted-vs-plain", steady.get(HOSTED), steady.get(UPSERT));
                 }
-                benchLine("e2e-vs-debezium", rates.get(UPSERT), peer);
-                if (rates.containsKey(COPY)) {
-                    benchLine("e2e-vs-copy", rates.get(UPSERT), rates.get(COPY));
+                benchLine("e2e-vs-debezium", steady.get(UPSERT), steady.get(PEER));
+                benchLine("e2e-vs-debezium-batch3000", steady.get(UPSERT), steady.get(PEER_OUR_BATCH));
+                if (fromStart.containsKey(COPY)) {
+                    // Both from their start (see run): COPY's rows become visible only at its commit, so it has no
+                    // first row landed, and a sink timed from its first row landed would leave out its first batch
+                    // while COPY pays for all of its rows.
+                    benchLine("e2e-vs-copy", fromStart.get(UPSERT), fromStart.get(COPY));
                 }
             }
         } catch (Exception | Error e) {
@@ -175,15 +207,22 @@ public final class SinkEndToEndBenchmark {
         }
     }
 
-    /** One side of a round: its label and what drains the topic into its table, giving rows per second. */
+    /** One side of a round: its label and what drains the topic into its table, giving its rates. */
     private record Side(String name, Drain drain) {
     }
 
     private interface Drain {
-        double run() throws Exception;
+        Rates run() throws Exception;
     }
 
-    /** The sides asked for, then the peer, each with connector and table names ending in {@code suffix}. */
+    /**
+     * A side's rows per second in one round: {@code steady} from its first row landed to its last (NaN for COPY,
+     * whose rows all appear at its commit), {@code fromStart} all rows from its start to its last row visible.
+     */
+    private record Rates(double steady, double fromStart) {
+    }
+
+    /** The sides asked for, then the peer at both batch sizes, each with connector and table names ending in {@code suffix}. */
     private static List<Side> sides(List<String> ours, ConnectWorker worker, PostgresServer postgres, PostgresServer source, Path work,
                                     String topic,
                                     String suffix, int count, Duration timeout, long base) {
@@ -198,31 +237,35 @@ public final class SinkEndToEndBenchmark {
         }
         if (ours.contains("hosted")) {
             sides.add(new Side(HOSTED, () -> {
-                double rate = run(worker, postgres, "asof-hosted" + suffix,
+                Rates rates = run(worker, postgres, "asof-hosted" + suffix,
                         hosted(postgres, source, topic, "asof_hosted" + suffix, work, "bench_users" + suffix), "asof_hosted" + suffix, count, timeout);
                 requireEnriched(postgres, "asof_hosted" + suffix);
-                return rate;
+                return rates;
             }));
         }
         if (ours.contains("copy")) {
-            sides.add(new Side(COPY, () -> CopyLoad.run(postgres, DATABASE, "copy_rows" + suffix, count, i -> eventFields(i, base))));
+            sides.add(new Side(COPY, () -> new Rates(Double.NaN,
+                    CopyLoad.run(postgres, DATABASE, "copy_rows" + suffix, count, i -> eventFields(i, base)))));
         }
-        sides.add(new Side(PEER, () -> run(worker, postgres, "dbz-upsert" + suffix, peer(postgres, topic, "dbz_upsert" + suffix),
-                "dbz_upsert" + suffix, count, timeout)));
+        sides.add(new Side(PEER, () -> run(worker, postgres, "dbz-upsert" + suffix,
+                peer(postgres, topic, "dbz_upsert" + suffix, PEER_DEFAULT_BATCH_SIZE), "dbz_upsert" + suffix, count, timeout)));
+        sides.add(new Side(PEER_OUR_BATCH, () -> run(worker, postgres, "dbz-upsert-b" + BATCH_SIZE + suffix,
+                peer(postgres, topic, "dbz_upsert_b" + BATCH_SIZE + suffix, BATCH_SIZE), "dbz_upsert_b" + BATCH_SIZE + suffix, count,
+                timeout)));
         return sides;
     }
 
-    /** Runs the sides one after the other, in reverse when asked; returns each side's rate by name, in the sides' order. */
-    private static Map<String, Double> runSides(List<Side> sides, boolean reverse) throws Exception {
+    /** Runs the sides one after the other, in reverse when asked; returns each side's rates by name, in the sides' order. */
+    private static Map<String, Rates> runSides(List<Side> sides, boolean reverse) throws Exception {
         List<Side> order = new ArrayList<>(sides);
         if (reverse) {
             java.util.Collections.reverse(order);
         }
-        Map<String, Double> byName = new HashMap<>();
+        Map<String, Rates> byName = new HashMap<>();
         for (Side side : order) {
             byName.put(side.name(), side.drain().run());
         }
-        Map<String, Double> rates = new LinkedHashMap<>();
+        Map<String, Rates> rates = new LinkedHashMap<>();
         sides.forEach(side -> rates.put(side.name(), byName.get(side.name())));
         return rates;
     }
@@ -231,6 +274,16 @@ public final class SinkEndToEndBenchmark {
     static double median(List<Double> values) {
         double[] v = values.stream().mapToDouble(Double::doubleValue).sorted().toArray();
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    /** "median rows/s (slowest-fastest)", or a dash for a figure the side does not have (COPY's steady rate). */
+    private static String spread(double median, List<Double> rounds) {
+        if (Double.isNaN(median)) {
+            return String.format("%38s", "-");
+        }
+        double min = rounds.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+        double max = rounds.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+        return String.format("%,10.0f rows/s (%,.0f-%,.0f)", median, min, max);
     }
 
     /** The machine line benchmarks/run-all collects; a figure that is not a positive number is refused. */
@@ -243,19 +296,39 @@ public final class SinkEndToEndBenchmark {
     }
 
     /**
-     * @return rows per second between the first row landed and the last. Both sinks write each partition in
-     * offset order, so the run is complete when the last id of each partition (n - 1 and n - 2, ids alternate
+     * Creates the connector and times it until every row has landed. Both sinks write each partition in offset
+     * order, so the run is complete when the last id of each partition (n - 1 and n - 2, ids alternate
      * partitions) has landed: two primary-key probes per poll, where a {@code count(*)} every poll scanned the
      * growing table and took CPU from the sinks it measured. The count is then checked once.
+     *
+     * <p>The start is the moment the connector and its tasks are first seen RUNNING, polled every 20 ms. The
+     * worker reports a task RUNNING once the sink's {@code start} has returned, just before its first poll: from
+     * then on the backlog could be consumed, and everything after (the consumer joining its group and fetching,
+     * conversion, table creation, every batch and commit) is the sink's to pay, as {@link CopyLoad} pays, from
+     * the moment its connection is open, for creating its table, sending every row and committing. Left out on
+     * both sides is getting ready: the REST call, the worker's rebalance, the task assignment and the sink's
+     * {@code start}, and COPY's connecting (a sink that connects later, in its {@code open}, pays for that). The
+     * steady rate would not do against COPY: it leaves out a sink's first batch while COPY pays for all of its
+     * rows, and COPY has no first row landed (its rows appear at its commit). The status reaches the REST API
+     * through the status topic (a produce and a fetch on this broker), so the start is seen that much and up to
+     * one poll late; the rows already there at that moment are printed, and are 0 unless a sink wrote its first
+     * batch before it was seen. The end is seen up to one 20 ms poll late; COPY's end is its commit, which makes
+     * its rows visible.
+     *
+     * @return rows per second from the first row landed to the last (the first count left out), and all n rows
+     *     from the start to the last
      */
-    private static double run(ConnectWorker worker, PostgresServer postgres, String connector, Map<String, String> config,
-                              String table, int n, Duration timeout) throws SQLException {
-        worker.rest().putConnectorConfig(connector, config);
-        worker.rest().awaitRunning(connector, 2, Duration.ofSeconds(120));
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long firstAt = 0;
-        long firstCount = 0;
+    private static Rates run(ConnectWorker worker, PostgresServer postgres, String connector, Map<String, String> config,
+                             String table, int n, Duration timeout) throws SQLException {
+        // The harness's own connection, opened before the connector exists, so that opening it cannot delay the
+        // first look at the table after the start.
         try (Connection c = postgres.connect(DATABASE)) {
+            worker.rest().putConnectorConfig(connector, config);
+            long startedAt = awaitRunning(worker, connector, 2, Duration.ofSeconds(120));
+            long atStart = exists(c, table) ? count(c, table) : 0;
+            long deadline = System.nanoTime() + timeout.toNanos();
+            long firstAt = 0;
+            long firstCount = 0;
             while (true) {
                 long now = System.nanoTime();
                 if (firstAt == 0) {
@@ -272,11 +345,12 @@ public final class SinkEndToEndBenchmark {
                                 + " landed; " + n + " keys were produced");
                     }
                     double secs = (now - firstAt) / 1e9;
-                    double rate = secs > 0 ? (n - firstCount) / secs : Double.NaN;
-                    System.out.printf("  %s: %,d rows in %.1f s after the first (%,d at the first count)%n", connector, n, secs,
-                            firstCount);
+                    double fromStart = (now - startedAt) / 1e9;
+                    double steady = secs > 0 ? (n - firstCount) / secs : Double.NaN;
+                    System.out.printf("  %s: %,d rows in %.1f s from its start (%,d there then), %.1f s after the first row (%,d at the"
+                            + " first count)%n", connector, n, fromStart, atStart, secs, firstCount);
                     worker.rest().deleteConnector(connector);
-                    return rate;
+                    return new Rates(steady, n / fromStart);
                 }
                 if (now > deadline) {
                     throw new IllegalStateException(connector + " wrote " + (firstAt == 0 ? 0 : count(c, table)) + " of " + n
@@ -285,6 +359,44 @@ public final class SinkEndToEndBenchmark {
                 Waits.pause(POLL);
             }
         }
+    }
+
+    /**
+     * Polls the connector's status every {@link #POLL} (the REST client's own wait polls every 500 ms, too coarse for
+     * a start) until the connector and exactly {@code tasks} tasks are RUNNING.
+     *
+     * @return {@link System#nanoTime()} just before the status read that first showed them RUNNING
+     */
+    private static long awaitRunning(ConnectWorker worker, String connector, int tasks, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        JsonNode last = null;
+        while (true) {
+            long asked = System.nanoTime();
+            Optional<JsonNode> status = worker.rest().status(connector);
+            if (status.isPresent()) {
+                last = status.get();
+                if (allRunning(last, tasks)) {
+                    return asked;
+                }
+            }
+            if (asked > deadline) {
+                throw new IllegalStateException(connector + ": not RUNNING with " + tasks + " RUNNING tasks within " + timeout
+                        + "; last status " + last);
+            }
+            Waits.pause(POLL);
+        }
+    }
+
+    private static boolean allRunning(JsonNode status, int tasks) {
+        if (!"RUNNING".equals(status.path("connector").path("state").asText()) || status.path("tasks").size() != tasks) {
+            return false;
+        }
+        for (JsonNode task : status.path("tasks")) {
+            if (!"RUNNING".equals(task.path("state").asText())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static boolean exists(Connection c, String table) throws SQLException {
@@ -328,6 +440,8 @@ public final class SinkEndToEndBenchmark {
         c.put("insert.mode", insertMode);
         c.put("primary.key.mode", "RECORD_KEY");
         c.put("primary.key.fields", "id");
+        // Our default, set so that the peer's like-for-like side keeps matching it.
+        c.put("batch.size", Integer.toString(BATCH_SIZE));
         return c;
     }
 
@@ -378,7 +492,16 @@ public final class SinkEndToEndBenchmark {
         }
     }
 
-    private static Map<String, String> peer(PostgresServer pg, String topic, String table) {
+    /**
+     * Debezium's JDBC sink at {@code batchSize}. Its task buffers only within one {@code put} and flushes what is
+     * left at the end of it, so a batch never holds more records than one consumer poll returns (500 by default):
+     * above that, {@code batch.size} alone would change nothing. So a side above 500 also raises its consumer's
+     * {@code max.poll.records} to the batch size, and {@code max.partition.fetch.bytes} to 8 MiB (these records
+     * take about 700 bytes each, so 1 MiB held about 1,500), so that one poll, and one transaction, can carry
+     * {@code batchSize} records as ours do (ours buffers across puts up to its {@code batch.size}). The worker
+     * allows connector client overrides ({@code connector.client.config.override.policy=All}).
+     */
+    private static Map<String, String> peer(PostgresServer pg, String topic, String table, int batchSize) {
         Map<String, String> c = new LinkedHashMap<>();
         c.put("connector.class", "io.debezium.connector.jdbc.JdbcSinkConnector");
         c.put("tasks.max", "2");
@@ -391,6 +514,11 @@ public final class SinkEndToEndBenchmark {
         c.put("insert.mode", "upsert");
         c.put("primary.key.mode", "record_key");
         c.put("primary.key.fields", "id");
+        c.put("batch.size", Integer.toString(batchSize));
+        if (batchSize > PEER_DEFAULT_BATCH_SIZE) {
+            c.put("consumer.override.max.poll.records", Integer.toString(batchSize));
+            c.put("consumer.override.max.partition.fetch.bytes", Integer.toString(8 * 1024 * 1024));
+        }
         return c;
     }
 
