@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
+import static io.asofconnect.common.testing.Bytes.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -148,19 +149,6 @@ class LookupDamageHealTest {
         crc.update(bytes, record + RECORD_HEADER, length);
         b.putInt(record + 4, (int) crc.getValue());
         Files.write(journal, bytes);
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle, int from) {
-        outer:
-        for (int i = from; i <= hay.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     private static String valueAt(ReplicaHandle h, int id, long at) {

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static io.asofconnect.common.testing.Bytes.indexOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** FAULTS 20 while running: bytes of a stored row flipped under a live replica, which rebuilds itself in-process. */
@@ -124,19 +125,6 @@ class ReplicaHealTest {
             }
         }
         return count;
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle, int from) {
-        outer:
-        for (int i = from; i <= hay.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        return -1;
     }
 
     private static void catchUp(ReplicaHandle h) throws InterruptedException {

@@ -19,7 +19,6 @@ import org.postgresql.replication.PGReplicationStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -32,6 +31,8 @@ import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
+import static io.asofconnect.common.testing.Bytes.find;
+import static io.asofconnect.common.testing.Bytes.flip;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -236,7 +237,7 @@ class StartupFailuresTest {
                 case "checkpoint" -> {
                     damagedFile = only(image, ".checkpoint-");
                     reason = "the checkpoint " + damagedFile + " is damaged: an entry fails its checksum";
-                    flip(dir.resolve(damagedFile), indexOf(image.get(damagedFile), "public.t".getBytes(StandardCharsets.UTF_8)) + 3);
+                    flip(dir.resolve(damagedFile), find(image.get(damagedFile), "public.t", "the checkpoint") + 3);
                 }
                 default -> {
                     damagedFile = only(image, ".journal-");
@@ -321,28 +322,6 @@ class StartupFailuresTest {
             pos += JOURNAL_RECORD_HEADER + length;
         }
         return records;
-    }
-
-    private static void flip(Path f, long pos) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(f.toFile(), "rw")) {
-            raf.seek(pos);
-            int b = raf.read();
-            raf.seek(pos);
-            raf.write(b ^ 0xFF);
-        }
-    }
-
-    private static int indexOf(byte[] hay, byte[] needle) {
-        outer:
-        for (int i = 0; i <= hay.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        throw new AssertionError(new String(needle, StandardCharsets.UTF_8) + " is not in the checkpoint");
     }
 
     @Test

@@ -4,10 +4,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -21,6 +19,8 @@ import java.util.Random;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
 
+import static io.asofconnect.common.testing.Bytes.find;
+import static io.asofconnect.common.testing.Bytes.flip;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -148,29 +148,9 @@ class StoreCorruptionTest {
         return 0;
     }
 
-    private static void flip(Path file, long pos) throws IOException {
-        try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-            raf.seek(pos);
-            int b = raf.read();
-            raf.seek(pos);
-            raf.write(b ^ 0xFF);
-        }
-    }
-
     /** Where {@code text} first occurs in the file, in UTF-8: bytes of the test's own rows, tables and meta. */
     private static int offsetOf(Path file, String text) throws IOException {
-        byte[] hay = Files.readAllBytes(file);
-        byte[] needle = text.getBytes(StandardCharsets.UTF_8);
-        outer:
-        for (int i = 0; i <= hay.length - needle.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (hay[i + j] != needle[j]) {
-                    continue outer;
-                }
-            }
-            return i;
-        }
-        throw new AssertionError("\"" + text + "\" is not in " + file.getFileName());
+        return find(Files.readAllBytes(file), text, file.getFileName().toString());
     }
 
     @Test

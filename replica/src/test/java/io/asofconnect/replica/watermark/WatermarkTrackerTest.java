@@ -1,18 +1,12 @@
 package io.asofconnect.replica.watermark;
 
+import io.asofconnect.common.testing.Waiter;
 import org.junit.jupiter.api.Test;
 
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadInfo;
-import java.lang.management.ThreadMXBean;
 import java.time.Duration;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -82,50 +76,5 @@ class WatermarkTrackerTest {
         tracker.advanceReceiptsTo(501);
         assertThat(waiter.result.get(20, TimeUnit.SECONDS)).isTrue();
         assertThat(tracker.await(500, Duration.ZERO)).as("the watermark has not passed it").isFalse();
-    }
-
-    /**
-     * A wait on a thread of its own, whose parks are then the wait's own (a pool thread also parks while idle), so
-     * that the test can see the wait parked rather than guess with a sleep.
-     */
-    static final class Waiter<T> {
-        final CompletableFuture<T> result = new CompletableFuture<>();
-        private final Thread thread;
-
-        Waiter(Callable<T> wait) {
-            thread = new Thread(() -> {
-                try {
-                    result.complete(wait.call());
-                } catch (Throwable e) {
-                    result.completeExceptionally(e);
-                }
-            }, "waiter");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        /**
-         * Returns once the waiter is parked in a timed condition wait that began after its {@code parksBefore}-th park
-         * (its park count then), or once it has finished (-1). Given the count of a park seen before an action, a
-         * later park began after the waiter was woken by that action and had checked what it waits for: it waits on.
-         * (A spurious wakeup just before the action could only make the check weaker, never fail a right wait.)
-         */
-        long parkedAfter(long parksBefore) throws Exception {
-            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!result.isDone()) {
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("the waiter did not park within 30 s: " + threads.getThreadInfo(thread.getId()));
-                }
-                ThreadInfo info = threads.getThreadInfo(thread.getId());
-                if (info != null && info.getThreadState() == Thread.State.TIMED_WAITING && info.getWaitedCount() > parksBefore
-                        && info.getLockInfo() != null
-                        && Condition.class.isAssignableFrom(Class.forName(info.getLockInfo().getClassName()))) {
-                    return info.getWaitedCount();
-                }
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-            }
-            return -1;
-        }
     }
 }
