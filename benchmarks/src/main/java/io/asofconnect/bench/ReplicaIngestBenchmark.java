@@ -43,7 +43,7 @@ import java.util.stream.Stream;
 /**
  * Replica ingest: rows per second of the initial snapshot of N rows and of streaming N updates, through the
  * real {@link ReplicaRegistry} → Replica → version store path, next to the same Debezium embedded engine
- * configuration ({@link EngineProperties#of}) feeding a consumer that only counts and acknowledges: the ceiling
+ * configuration ({@link EngineProperties#of(ReplicaConfig, String)}) feeding a consumer that only counts and acknowledges: the ceiling
  * set by Debezium itself. Both read the same table of one embedded Postgres ({@link BenchPostgres}), each
  * through its own slot.
  *
@@ -217,8 +217,7 @@ public final class ReplicaIngestBenchmark {
         private final Properties props;
 
         PeerEngine(Map<String, Object> replicaProps, Path offsetFile) {
-            props = EngineProperties.of(new ReplicaConfig(replicaProps));
-            props.setProperty("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
+            props = EngineProperties.of(new ReplicaConfig(replicaProps), "org.apache.kafka.connect.storage.FileOffsetBackingStore");
             props.setProperty("offset.storage.file.filename", offsetFile.toString());
         }
 

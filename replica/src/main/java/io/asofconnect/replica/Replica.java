@@ -288,7 +288,7 @@ public final class Replica implements AutoCloseable {
     }
 
     private synchronized void startEngine() {
-        engine = new CaptureEngine(engineName, this::who, EngineProperties.of(config), (records, committer) -> {
+        engine = new CaptureEngine(engineName, this::who, EngineProperties.of(config, ReplicaOffsetBackingStore.class.getName()), (records, committer) -> {
             applier.handleBatch(records, committer);
             if (lifecycle.streaming()) {
                 restarts = 0;

@@ -15,7 +15,6 @@ import java.util.stream.Collectors;
  * batch (our offsets are durable with the batch anyway).
  */
 public final class EngineProperties {
-    public static final String OFFSET_STORE_CLASS = "io.asofconnect.replica.ReplicaOffsetBackingStore";
 
     private EngineProperties() {
     }
@@ -25,7 +24,12 @@ public final class EngineProperties {
         return config.name();
     }
 
-    public static Properties of(ReplicaConfig config) {
+    /**
+     * The engine's properties for the replica of {@code config}, its offsets kept by {@code offsetStore} (a Connect
+     * {@code OffsetBackingStore} class name): the replica names its own, which lives in the package that starts
+     * this one, so that capture need not name it back.
+     */
+    public static Properties of(ReplicaConfig config, String offsetStore) {
         Properties p = new Properties();
         // Pass-through first, so that the options we control always win (ReplicaConfig rejects them anyway).
         config.debeziumOverrides().forEach((k, v) -> {
@@ -51,7 +55,7 @@ public final class EngineProperties {
         p.setProperty("snapshot.mode", "initial");
         p.setProperty("name", engineName(config));
         p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
-        p.setProperty("offset.storage", OFFSET_STORE_CLASS);
+        p.setProperty("offset.storage", offsetStore);
         p.setProperty("topic.prefix", topicPrefix(config.name()));
         p.setProperty("database.hostname", config.hostname());
         p.setProperty("database.port", Integer.toString(config.port()));

@@ -83,7 +83,7 @@ class ReplicaConfigTest {
                     .hasMessageContaining("watermark");
         }
         assertThat(ReplicaConfig.RESERVED_DEBEZIUM_KEYS).contains("snapshot.mode");
-        assertThat(io.asofconnect.replica.capture.EngineProperties.of(new ReplicaConfig(full())).getProperty("snapshot.mode"))
+        assertThat(io.asofconnect.replica.capture.EngineProperties.of(new ReplicaConfig(full()), "test.OffsetStore").getProperty("snapshot.mode"))
                 .isEqualTo("initial");
     }
 
@@ -239,7 +239,7 @@ class ReplicaConfigTest {
         p.put(ReplicaConfig.SSL_MODE, "VERIFY-FULL");
         ReplicaConfig c = new ReplicaConfig(p);
         assertThat(c.sslMode()).isEqualTo("verify-full");
-        assertThat(io.asofconnect.replica.capture.EngineProperties.of(c).getProperty("database.sslmode")).isEqualTo("verify-full");
+        assertThat(io.asofconnect.replica.capture.EngineProperties.of(c, "test.OffsetStore").getProperty("database.sslmode")).isEqualTo("verify-full");
         p.put(ReplicaConfig.SSL_MODE, "sometimes");
         assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class).hasMessageContaining(ReplicaConfig.SSL_MODE)
                 .hasMessageContaining("verify-full");
