@@ -80,12 +80,15 @@ class StoreBackedLookupPropertyTest {
             List<Written> written = new ArrayList<>();
             long visible = Long.MIN_VALUE;
             long historyStart = Long.MIN_VALUE;
+            int puts = 0;
             for (Action a : actions) {
                 if (a instanceof Put p) {
-                    // Distinct positions, so that no two versions of a key share an id.
+                    // Distinct positions, so that no two versions of a key share an id (a second put of one id
+                    // replaces the first in the store); counted apart from the list, which a prune shortens.
+                    int ordinal = puts++;
                     Version v = p.tombstone()
-                            ? Version.tombstone(p.validFrom(), new SourcePosition(p.lsn(), written.size()))
-                            : new Version(p.validFrom(), new SourcePosition(p.lsn(), written.size()),
+                            ? Version.tombstone(p.validFrom(), new SourcePosition(p.lsn(), ordinal))
+                            : new Version(p.validFrom(), new SourcePosition(p.lsn(), ordinal),
                                     new Struct(ROW).put("id", (long) p.key()).put("value", p.value()));
                     store.put(T, RowKey.of(p.key()), v);
                     written.add(new Written(p.key(), v));
