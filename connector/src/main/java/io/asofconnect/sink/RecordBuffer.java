@@ -75,12 +75,10 @@ final class RecordBuffer {
             }
         }
         if (enrichment != null) {
-            int held = 0;
             for (PartitionState state : partitions.values()) {
                 enrichment.retry(state, context);
-                held += state.held().size();
             }
-            heldRecords = held;
+            countHeld();
         }
     }
 
@@ -158,8 +156,13 @@ final class RecordBuffer {
             }
         }
         recount(now);
-        heldRecords = partitions.values().stream().mapToInt(s -> s.held().size()).sum();
+        countHeld();
         return removed;
+    }
+
+    /** Counts the records the enrichment holds back, over the partitions still held. */
+    private void countHeld() {
+        heldRecords = partitions.values().stream().mapToInt(s -> s.held().size()).sum();
     }
 
     void clear() {

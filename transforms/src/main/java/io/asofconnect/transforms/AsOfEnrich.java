@@ -60,7 +60,6 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
 
     private final Function<Map<String, ?>, ReplicaLease> replicas;
     private Enrichment enrichment;
-    private EnrichmentEngine engine;
     /** How much earlier than "now" a record's read-your-writes bound is taken; see {@link #readYourWritesSlackMs}. */
     private long receiptSlackMs;
 
@@ -76,7 +75,6 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
     @Override
     public void configure(Map<String, ?> props) {
         this.enrichment = Enrichment.start(props, replicas, EnrichmentMetrics.unpublished());
-        this.engine = enrichment.engine();
         EnrichConfig config = enrichment.config();
         this.receiptSlackMs = readYourWritesSlackMs(props);
         LOG.info("AsOfEnrich configured: table {}, mode {}, output {}, read-your-writes {}", config.table(), config.mode(),
@@ -111,14 +109,15 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
             EnrichmentMetrics counted = new EnrichmentMetrics(metered);
             enrichment.lookup().countInto(counted);
             // The transform holds a record by blocking on it: at most one per task, for as long as it waits.
-            engine.countWaitsInto(counted);
-            counted.heldRecords(engine::waiting);
+            enrichment.engine().countWaitsInto(counted);
+            counted.heldRecords(enrichment.engine()::waiting);
             ReplicaMetrics.publish(metered, enrichment.lease().lookup());
         }
     }
 
     @Override
     public R apply(R record) {
+        EnrichmentEngine engine = enrichment.engine();
         return engine.enrichBlocking(record, engine.receipts().nowLess(receiptSlackMs));
     }
 
@@ -132,7 +131,6 @@ public class AsOfEnrich<R extends ConnectRecord<R>> implements Transformation<R>
         if (enrichment != null) {
             enrichment.close();
             enrichment = null;
-            engine = null;
             LOG.info("AsOfEnrich closed");
         }
     }

@@ -3,7 +3,6 @@ package io.asofconnect.sink.enrichment;
 import io.asofconnect.enrich.EnrichOutcome;
 import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentEngine;
-import io.asofconnect.enrich.ReplicaLease;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.writer.BatchWriter;
 import io.asofconnect.writer.PartitionState;
@@ -25,8 +24,8 @@ import java.util.function.LongSupplier;
 public final class EnrichmentStage implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(EnrichmentStage.class);
 
+    private final Enrichment enrichment;
     private final EnrichmentEngine engine;
-    private final ReplicaLease lease;
     private final int maxHeld;
     private final BatchWriter.BadRecordHandler errant;
     private final LongSupplier nanoClock;
@@ -34,8 +33,8 @@ public final class EnrichmentStage implements AutoCloseable {
 
     public EnrichmentStage(Enrichment enrichment, int maxHeld, BatchWriter.BadRecordHandler errant, LongSupplier nanoClock,
                     EnrichmentMetrics metrics) {
+        this.enrichment = enrichment;
         this.engine = enrichment.engine();
-        this.lease = enrichment.lease();
         this.maxHeld = maxHeld;
         this.errant = errant;
         this.nanoClock = nanoClock;
@@ -110,14 +109,11 @@ public final class EnrichmentStage implements AutoCloseable {
     @Override
     public void close() {
         try {
-            engine.close();
-        } finally {
-            try {
-                lease.close();
-            } catch (RuntimeException e) {
-                log.warn("{}: releasing the replica failed ({}); if the replica keeps its slot active with no task"
-                        + " using it, restart the worker", engine.who(), e.toString());
-            }
+            enrichment.close();
+        } catch (RuntimeException e) {
+            // The engine's close only clears its caches: what fails here is giving the replica back.
+            log.warn("{}: releasing the replica failed ({}); if the replica keeps its slot active with no task"
+                    + " using it, restart the worker", engine.who(), e.toString());
         }
     }
 }
