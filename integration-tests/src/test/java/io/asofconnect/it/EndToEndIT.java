@@ -160,18 +160,15 @@ class EndToEndIT {
     }
 
     /**
-     * Waits until each task consumes one partition and the replica has stored its snapshot. With the group settled,
-     * no event is delivered to one task and then again to another after a rebalance, so the lookups counted are
-     * one per event. With the snapshot stored, every plan change comes after it: a change committed before the
-     * snapshot would be in it, valid for every time (replica.snapshot.valid.from), where the oracle has it valid
-     * from its commit only, and it would not count among the changes applied.
+     * Waits until each task consumes one partition. With the group settled, no event is delivered to one task and
+     * then again to another after a rebalance, so the lookups counted are one per event. (That every plan change
+     * is streamed rather than read by the snapshot, PageViews sees to: it waits for the replica's slot first.)
      */
     private static void awaitSettled(String connector) {
         try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
-            Awaitility.await("each task of " + connector + " assigned one partition, the replica's snapshot stored")
+            Awaitility.await("each task of " + connector + " assigned one partition")
                     .atMost(Duration.ofSeconds(90)).pollInterval(Duration.ofMillis(100)).ignoreExceptions()
-                    .until(() -> IntStream.range(0, TASKS).allMatch(t -> jmx.sinkTaskMetric(connector, t, "partition-count") == 1)
-                            && jmx.pluginMetrics(connector).get("replica-snapshot-rows") == USERS * TASKS);
+                    .until(() -> IntStream.range(0, TASKS).allMatch(t -> jmx.sinkTaskMetric(connector, t, "partition-count") == 1));
         }
     }
 }

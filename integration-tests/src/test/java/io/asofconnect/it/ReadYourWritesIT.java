@@ -288,13 +288,12 @@ class ReadYourWritesIT {
          * up rather than by {@code enrich.on.late}, and that none is left waiting.
          */
         void awaitAndVerify(HeldRecords.Seen held) throws SQLException {
-            double late = 0;
-            double heldNow = 0;
+            double late;
+            double heldNow;
             try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
-                for (int task = 0; task < PARTITIONS; task++) {
-                    late += jmx.pluginMetric(connector, task, "enrich-late-records-total");
-                    heldNow += jmx.pluginMetric(connector, task, "enrich-held-records");
-                }
+                Map<String, Double> summed = jmx.pluginMetrics(connector);
+                late = summed.get("enrich-late-records-total");
+                heldNow = summed.get("enrich-held-records");
             }
             System.out.printf("%s: at most %.0f records held at once, held without a break for up to %d ms"
                     + " (%d samples); %.0f late, %.0f held now%n", connector, held.most(), held.longestMs(),
