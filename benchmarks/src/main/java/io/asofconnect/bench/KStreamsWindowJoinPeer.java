@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.Serdes;
@@ -137,7 +138,12 @@ public final class KStreamsWindowJoinPeer {
         return app;
     }
 
-    /** Builds (not starts) application {@code app}: {@code left}, {@code right}, {@code out} topics, {@code threads}, {@code after}, {@code grace} (ms). */
+    /**
+     * Builds (not starts) application {@code app}: {@code left}, {@code right}, {@code out} topics, {@code threads},
+     * {@code after}, {@code grace} (ms), optionally the main consumer's {@code session.timeout.ms} and
+     * {@code heartbeat.interval.ms}. The same application id again (after a restart of this JVM) finds its state
+     * directory and its committed offsets, as a restarted instance does.
+     */
     private String prepare(Map<String, String> q) {
         String id = q.get("app");
         Duration after = Duration.ofMillis(Long.parseLong(q.get("after")));
@@ -161,6 +167,11 @@ public final class KStreamsWindowJoinPeer {
         props.put(StreamsConfig.STATE_DIR_CONFIG, stateRoot.toString());
         // A single broker: the internal topics (the two stores' changelogs) get one replica.
         props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+        // The consumer group timeouts the harness's Connect worker gives its sink consumers, so that after a
+        // SIGKILL both rejoin their groups alike (Kafka Streams' own default session timeout is 45 s).
+        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), q.getOrDefault("session.timeout.ms", "45000"));
+        props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
+                q.getOrDefault("heartbeat.interval.ms", "3000"));
         KafkaStreams app = new KafkaStreams(builder.build(), props);
         app.setUncaughtExceptionHandler(e -> {
             e.printStackTrace();

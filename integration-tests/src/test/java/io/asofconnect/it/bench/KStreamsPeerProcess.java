@@ -1,5 +1,6 @@
 package io.asofconnect.it.bench;
 
+import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.FreePorts;
 import io.asofconnect.it.harness.KafkaBroker;
 import io.asofconnect.it.harness.ManagedProcess;
@@ -74,6 +75,11 @@ final class KStreamsPeerProcess implements AutoCloseable {
         return process;
     }
 
+    /** SIGKILL: no close, no commit, the open transaction left to be aborted by the next instance. */
+    void kill() {
+        process.kill();
+    }
+
     /** The state directory of application {@code app} (Kafka Streams puts it under {@code state.dir/<application.id>}). */
     Path stateDir(String app) {
         return stateDir.resolve(app);
@@ -81,8 +87,12 @@ final class KStreamsPeerProcess implements AutoCloseable {
 
     /** Builds an application (topology and clients), not started. */
     void prepare(String app, String left, String right, String out, int threads, long afterMs, long graceMs) {
-        call("/prepare", Map.of("app", app, "left", left, "right", right, "out", out, "threads", Integer.toString(threads),
-                "after", Long.toString(afterMs), "grace", Long.toString(graceMs)));
+        Map<String, String> q = new java.util.LinkedHashMap<>(Map.of("app", app, "left", left, "right", right, "out", out,
+                "threads", Integer.toString(threads), "after", Long.toString(afterMs), "grace", Long.toString(graceMs)));
+        // The group timeouts of the worker's sink consumers (ConnectWorker), so that both rejoin alike after a SIGKILL.
+        q.put("session.timeout.ms", Integer.toString(ConnectWorker.SESSION_TIMEOUT_MS));
+        q.put("heartbeat.interval.ms", "1500");
+        call("/prepare", q);
     }
 
     void start(String app) {

@@ -60,7 +60,8 @@ import org.apache.kafka.common.TopicPartition;
  * and output topic names, ours first in odd rounds and the peer first in even ones. Each side's figure is its
  * median over the rounds (odd, so one measured round), printed with the spread (slowest and fastest round).
  * Also printed per side: its state at the end of each round (our MapDB file, Kafka Streams' RocksDB directory),
- * as {@code footprint} lines (bytes per input event held).
+ * as {@code footprint} lines (bytes per input event held). Then, unless {@code -Dasof.bench.join.restart=false}, one
+ * round of state size and restart time per side ({@link #restart}).
  *
  * <p>Arguments: {@code [N events, default 200000] [partitions, default 6] [rounds, default 3]}. Options:
  * {@code -Dasof.bench.join.after.ms} (default 600000, the design's 10 minutes), {@code -Dasof.bench.join.grace.ms}
@@ -87,7 +88,8 @@ public final class WindowJoinBenchmark {
     private final KafkaBroker broker;
     private final PostgresServer postgres;
     private final ConnectWorker worker;
-    private final KStreamsPeerProcess peer;
+    /** Replaced when the restart phase kills the peer's JVM and starts another. */
+    private KStreamsPeerProcess peer;
     private final Path work;
     private final int partitions;
     private final int tasks;
@@ -110,7 +112,8 @@ public final class WindowJoinBenchmark {
     }
 
     /** The input of one drain: its topics, their end offsets, the pairs it must produce and its events. */
-    private record Input(String left, String right, Map<TopicPartition, Long> ends, long pairs, int events) {
+    private record Input(String left, String right, Map<TopicPartition, Long> ends, long pairs, List<QueriesAndClicks.Event> events,
+                         long base, long seed) {
     }
 
     /** One side's round: joined rows per second from its start, and its state's bytes at the end. */
@@ -143,6 +146,7 @@ public final class WindowJoinBenchmark {
         KafkaBroker broker = null;
         ConnectWorker worker = null;
         KStreamsPeerProcess peer = null;
+        WindowJoinBenchmark bench = null;
         try {
             broker = KafkaBroker.start(work);
             long base = System.currentTimeMillis() - Math.max(n, warmup) / 10 - 120_000;
@@ -163,7 +167,7 @@ public final class WindowJoinBenchmark {
             if (withPeer) {
                 peer = KStreamsPeerProcess.start(broker, work.resolve("kstreams"));
             }
-            WindowJoinBenchmark bench = new WindowJoinBenchmark(broker, postgres, worker, peer, work, partitions, tasks, afterMs,
+            bench = new WindowJoinBenchmark(broker, postgres, worker, peer, work, partitions, tasks, afterMs,
                     graceMs, timeout);
 
             System.out.printf("warm-up, %,d events per side (discarded):%n", warmup);
@@ -197,11 +201,17 @@ public final class WindowJoinBenchmark {
                 System.out.printf("  ours / Kafka Streams: %.2f (goal 1.5)%n", median.get(OURS) / median.get(PEER));
                 benchLine(ROW, median.get(OURS), median.get(PEER));
             }
+            if (ours && withPeer && Boolean.parseBoolean(System.getProperty("asof.bench.join.restart", "true"))) {
+                System.out.println();
+                bench.restart(measured);
+            }
         } catch (Exception | Error e) {
             ManagedProcess.printTails(System.out, 40);
             throw e;
         } finally {
-            if (peer != null) {
+            if (bench != null && bench.peer != null) {
+                bench.peer.close();
+            } else if (peer != null) {
                 peer.close();
             }
             if (worker != null) {
@@ -233,7 +243,7 @@ public final class WindowJoinBenchmark {
         }
         System.out.printf("  produced %,d events to %s and %s in %.1f s: %,d joined pairs expected (%,d queries without a click)%n",
                 n, left, right, (System.nanoTime() - started) / 1e9, pairs, unmatched);
-        return new Input(left, right, ends, pairs, n);
+        return new Input(left, right, ends, pairs, events, base, seed);
     }
 
     private static Map<TopicPartition, Long> endOffsets(KafkaBroker broker, List<String> topics, int partitions) {
@@ -276,6 +286,13 @@ public final class WindowJoinBenchmark {
         String connector = "wj-ours" + suffix;
         String table = "wj_ours" + suffix.replace('-', '_');
         Path state = work.resolve("ours-state").resolve(connector);
+        Result result = drainOurs(input, connector, table, state);
+        worker.rest().deleteConnector(connector);
+        return result;
+    }
+
+    /** Creates our connector on {@code input} and times it until every joined row is visible; leaves it running. */
+    private Result drainOurs(Input input, String connector, String table, Path state) throws SQLException {
         Map<String, String> config = oursConfig(input, table, state);
         // The harness's connection, opened before the connector exists (see SinkEndToEndBenchmark#run).
         try (Connection c = postgres.connect(DATABASE)) {
@@ -297,7 +314,6 @@ public final class WindowJoinBenchmark {
                 if (done) {
                     long bytes = bytesUnder(state);
                     double secs = (now - startedAt) / 1e9;
-                    worker.rest().deleteConnector(connector);
                     long rows = count(c, table);
                     if (rows != input.pairs()) {
                         throw new IllegalStateException(table + " holds " + rows + " rows; the oracle expects " + input.pairs());
@@ -442,8 +458,23 @@ public final class WindowJoinBenchmark {
         String app = "wj-kstreams" + suffix;
         String out = "wj-kstreams-out" + suffix;
         broker.createTopic(out, partitions);
+        double secs = drainPeer(input, app, out, input.pairs(), true);
+        long bytes = peer.close(app);
+        System.out.printf(Locale.ROOT, "  %s: %,d joined rows in %.2f s from its start: %,.0f rows/s; RocksDB state %s%n", app,
+                input.pairs(), secs, input.pairs() / secs, mib(bytes));
+        return new Result(input.pairs() / secs, bytes);
+    }
+
+    /**
+     * Builds and starts application {@code app} on {@code input} into {@code out} and waits until a
+     * {@code read_committed} consumer has seen {@code rows} rows there (counted from the topic's beginning); with
+     * {@code exact}, also checks that no more than that come before the application is closed.
+     *
+     * @return seconds from the start call to the last of those rows visible
+     */
+    private double drainPeer(Input input, String app, String out, long rows, boolean exact) {
         peer.prepare(app, input.left(), input.right(), out, tasks, afterMs, graceMs);
-        try (CommittedCounter counter = new CommittedCounter(broker.bootstrapServers(), out, partitions, input.pairs())) {
+        try (CommittedCounter counter = new CommittedCounter(broker.bootstrapServers(), out, partitions, rows)) {
             long startedAt = System.nanoTime();
             peer.start(app);
             long deadline = startedAt + timeout.toNanos();
@@ -454,26 +485,110 @@ public final class WindowJoinBenchmark {
                     lastState = now;
                     String state = peer.state(app);
                     if (state.contains("ERROR") || state.contains("NOT_RUNNING")) {
-                        throw new IllegalStateException(app + " is " + state + " with " + counter.count() + " of " + input.pairs()
+                        throw new IllegalStateException(app + " is " + state + " with " + counter.count() + " of " + rows
                                 + " rows; see " + peer.process().logFile());
                     }
                 }
                 if (now > deadline) {
-                    throw new IllegalStateException(app + " wrote " + counter.count() + " of " + input.pairs() + " rows within "
+                    throw new IllegalStateException(app + " wrote " + counter.count() + " of " + rows + " rows within "
                             + timeout + " (state " + peer.state(app) + "; Kafka Streams drops records it finds late)");
                 }
                 Waits.pause(POLL);
             }
             double secs = (counter.reachedAt() - startedAt) / 1e9;
-            long bytes = peer.close(app);
-            long rows = counter.count();
-            if (rows != input.pairs()) {
-                throw new IllegalStateException(out + " holds " + rows + " committed rows; the oracle expects " + input.pairs());
+            if (exact && counter.count() != rows) {
+                throw new IllegalStateException(out + " holds " + counter.count() + " committed rows; the oracle expects " + rows);
             }
-            System.out.printf(Locale.ROOT, "  %s: %,d joined rows in %.2f s from its start: %,.0f rows/s; RocksDB state %s%n", app, rows,
-                    secs, rows / secs, mib(bytes));
-            return new Result(rows / secs, bytes);
+            return secs;
         }
+    }
+
+    // ---- restart ----
+
+    /**
+     * State size and restart time, one round per side (printed, with a {@code bench window-join-restart} line without a
+     * goal: ours = our seconds, peer = Kafka Streams' seconds, ratio = peer / ours). Each side drains the measured
+     * input once more and stays running, holding the whole input in its windows (the window outlasts the input's
+     * event-time span); then both JVMs are SIGKILLed (our worker, the Kafka Streams JVM) and a tail of new events is
+     * produced (the generator's next events: clicks on queries of the input's last 30 s, so the tail joins only
+     * against restored state). Each side is then started again alone, the same connector or application on the
+     * same state directory, and timed from the launch of its JVM to the last of the tail's joined rows visible: ours
+     * rewinds to its lowest held offset and replays the input (writing nothing twice); Kafka Streams, whose state
+     * an unclean stop under exactly-once wipes, restores both window stores from their changelogs. Ours also pays
+     * for the worker's own start (plugin scan, group join), printed separately.
+     */
+    private void restart(Input input) throws SQLException {
+        int tailEvents = Math.max(1_000, input.events().size() / 50);
+        List<QueriesAndClicks.Event> all = QueriesAndClicks.generate(input.events().size() + tailEvents, input.base(), input.seed());
+        List<QueriesAndClicks.Event> tail = all.subList(input.events().size(), all.size());
+        long tailPairs = QueriesAndClicks.matches(all, 0, afterMs) - input.pairs();
+        System.out.printf("restart: each side drains the %,d events again and keeps running; then both JVMs are SIGKILLed, %,d more"
+                + " events (%,d more joined pairs) are produced, and each side is started again alone:%n", input.events().size(), tailEvents, tailPairs);
+
+        String connector = "wj-ours-restart";
+        String table = "wj_ours_restart";
+        Path state = work.resolve("ours-state").resolve(connector);
+        drainOurs(input, connector, table, state);
+        String app = "wj-kstreams-restart";
+        String out = "wj-kstreams-out-restart";
+        broker.createTopic(out, partitions);
+        drainPeer(input, app, out, input.pairs(), true);
+        long oursBytes = bytesUnder(state);
+        long peerBytes = bytesUnder(peer.stateDir(app));
+
+        worker.kill();
+        Path peerDir = peer.process().logFile().getParent();
+        peer.kill();
+        QueriesAndClicks.produce(broker, input.left(), input.right(), tail);
+        long expected = input.pairs() + tailPairs;
+
+        long launched = System.nanoTime();
+        worker.restart();
+        double workerReady = (System.nanoTime() - launched) / 1e9;
+        double oursSecs;
+        try (Connection c = postgres.connect(DATABASE)) {
+            long deadline = launched + timeout.toNanos();
+            long lastStatus = launched;
+            while (true) {
+                long now = System.nanoTime();
+                long rows = count(c, table);
+                if (rows >= expected) {
+                    oursSecs = (now - launched) / 1e9;
+                    if (rows != expected) {
+                        throw new IllegalStateException(table + " holds " + rows + " rows after the restart; the oracle expects " + expected);
+                    }
+                    break;
+                }
+                if (now - lastStatus > Duration.ofSeconds(1).toNanos()) {
+                    lastStatus = now;
+                    requireNotFailed(connector);
+                }
+                if (now > deadline) {
+                    throw new IllegalStateException(connector + " holds " + rows + " of " + expected + " rows " + timeout
+                            + " after its worker's restart; status " + worker.rest().status(connector).orElse(null));
+                }
+                Waits.pause(POLL);
+            }
+        }
+        worker.rest().deleteConnector(connector);
+
+        launched = System.nanoTime();
+        peer = KStreamsPeerProcess.start(broker, peerDir);
+        double peerReady = (System.nanoTime() - launched) / 1e9;
+        double peerSecs = peerReady + drainPeer(input, app, out, expected, true);
+        peer.close(app);
+
+        System.out.printf(Locale.ROOT, "  state held when killed (%,d events): ours (MapDB file) %s, Kafka Streams (RocksDB directory) %s%n",
+                input.events().size(), mib(oursBytes), mib(peerBytes));
+        System.out.printf(Locale.ROOT, "  restart, JVM launch to the tail's last joined row visible: ours %.2f s (worker ready after %.2f s),"
+                + " Kafka Streams %.2f s (JVM ready after %.2f s)%n", oursSecs, workerReady, peerSecs, peerReady);
+        if (oursBytes > 0) {
+            footprint("window-join-ours-killed", "mapdb-file", oursBytes, input.events().size());
+        }
+        if (peerBytes > 0) {
+            footprint("window-join-kstreams-killed", "rocksdb-dir", peerBytes, input.events().size());
+        }
+        durationLine("window-join-restart", oursSecs, peerSecs);
     }
 
     // ---- helpers ----
@@ -534,6 +649,15 @@ public final class WindowJoinBenchmark {
                     + ours + ", peer " + peer + ")");
         }
         System.out.printf(Locale.ROOT, "bench %s ours=%.3f peer=%.3f ratio=%.4f%n", row, ours, peer, ours / peer);
+    }
+
+    /** A row of durations (as {@code BenchLine.duration}): ratio = peer / ours. */
+    private static void durationLine(String row, double oursSeconds, double peerSeconds) {
+        if (!(oursSeconds > 0) || !(peerSeconds > 0)) {
+            throw new IllegalStateException(row + ": refusing to print a duration that is not positive (ours " + oursSeconds
+                    + ", peer " + peerSeconds + ")");
+        }
+        System.out.printf(Locale.ROOT, "bench %s ours=%.3f peer=%.3f ratio=%.4f%n", row, oursSeconds, peerSeconds, peerSeconds / oursSeconds);
     }
 
     /** A {@code footprint} line (as {@code BenchLine.footprint}): state bytes per input event at the end of a drain. */
