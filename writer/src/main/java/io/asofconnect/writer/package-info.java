@@ -10,7 +10,8 @@
  * (record to row change, by {@link io.asofconnect.writer.RowMappingRules}), {@link io.asofconnect.writer.PostgresDialect}
  * (every statement, the offsets table's layout), {@link io.asofconnect.writer.OffsetStore} (offsets and epochs),
  * {@code TableCatalog} (schema evolution), {@link io.asofconnect.writer.SqlErrors} (what a failure asks for).
- * Its hosts build {@link io.asofconnect.writer.WriterSettings} from their own configuration; nothing here depends on
- * a host.
+ * Its hosts build {@link io.asofconnect.writer.WriterSettings} from their own configuration, define the shared
+ * options with {@link io.asofconnect.writer.config.WriterOptions}, and retry through
+ * {@link io.asofconnect.writer.WriterRetries}; nothing here depends on a host.
  */
 package io.asofconnect.writer;
