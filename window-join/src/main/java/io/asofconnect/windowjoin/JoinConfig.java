@@ -157,11 +157,11 @@ public final class JoinConfig extends AbstractConfig {
                 "Prefix of the left value fields' column names in the output table.", G_OUTPUT, ++o, Width.SHORT, "Left prefix");
         def.define(RIGHT.prefix, Type.STRING, "right_", Importance.LOW,
                 "Prefix of the right value fields' column names in the output table.", G_OUTPUT, ++o, Width.SHORT, "Right prefix");
-        def.define(STATE_PATH, Type.STRING, Path.of(System.getProperty("java.io.tmpdir"), "asof-connect-window-join").toString(),
-                new ConfigDef.NonEmptyString(), Importance.MEDIUM,
+        def.define(STATE_PATH, Type.STRING, "", Importance.MEDIUM,
                 "A local directory for each task's window state (a MapDB file, deleted when the task stops and rebuilt from"
-                        + " the input topics after a restart). It holds every record whose window is open: plan for"
-                        + " (events/s) x (window + lateness) x (record size).",
+                        + " the input topics after a restart); empty means asof-connect-window-join under the worker's"
+                        + " java.io.tmpdir. It holds every record whose window is open: plan for (events/s) x (window +"
+                        + " lateness) x (record size).",
                 G_OUTPUT, ++o, Width.LONG, "State directory");
         def.define(HELD_TABLE, Type.STRING, "asof_connect_join_held", new IdentifierValidator(), Importance.LOW,
                 "The table in table.schema holding, per connector and input partition, the lowest offset still held in a"
@@ -253,7 +253,10 @@ public final class JoinConfig extends AbstractConfig {
     public LatePolicy latePolicy() { return POLICIES.parse(LATE_POLICY, getString(LATE_POLICY)); }
     public JoinWindow window() { return new JoinWindow(getLong(WINDOW_BEFORE_MS), getLong(WINDOW_AFTER_MS), getLong(LATENESS_MS)); }
     public long idleTimeoutMs() { return getLong(IDLE_TIMEOUT_MS); }
-    public Path statePath() { return Path.of(getString(STATE_PATH)); }
+    public Path statePath() {
+        String path = getString(STATE_PATH).trim();
+        return path.isEmpty() ? Path.of(System.getProperty("java.io.tmpdir"), "asof-connect-window-join") : Path.of(path);
+    }
     public String outputTable() { return getString(OUTPUT_TABLE); }
     public String heldTable() { return getString(HELD_TABLE); }
     public String lateTable() { return getString(LATE_TABLE); }
