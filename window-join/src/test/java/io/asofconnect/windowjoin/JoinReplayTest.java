@@ -59,6 +59,11 @@ class JoinReplayTest {
 
     /** The input log: per partition of each topic, its records in offset order. */
     private static Map<TopicPartition, List<SinkRecord>> log(long seed) {
+        return log(seed, 0);
+    }
+
+    /** With {@code lateShare} of the records (in percent) behind the partition's watermark: late. */
+    private static Map<TopicPartition, List<SinkRecord>> log(long seed, int lateShare) {
         Random random = new Random(seed);
         Map<TopicPartition, List<SinkRecord>> log = new HashMap<>();
         for (int p = 0; p < PARTITIONS; p++) {
@@ -69,7 +74,9 @@ class JoinReplayTest {
                 for (int i = 0; i < n; i++) {
                     clock += random.nextInt(6);
                     // Out of order within the lateness: never behind the greatest time so far minus the lateness.
-                    long ts = clock - random.nextInt((int) LATENESS);
+                    long ts = random.nextInt(100) < lateShare
+                            ? clock - 2 * LATENESS - random.nextInt(10)
+                            : clock - random.nextInt((int) LATENESS);
                     String session = "s" + random.nextInt(4);
                     String url = "u" + random.nextInt(3);
                     Struct v = topic.equals(LEFT)
@@ -107,6 +114,7 @@ class JoinReplayTest {
         p.put(JoinConfig.LATENESS_MS, Long.toString(LATENESS));
         p.put(JoinConfig.IDLE_TIMEOUT_MS, "3600000");
         p.put(JoinConfig.TYPE, "FULL");
+        p.put(JoinConfig.LATE_POLICY, "DROP");
         p.put(JoinConfig.OUTPUT_TABLE, name);
         p.put(JoinConfig.STATE_PATH, state.toString());
         p.put(JoinConfig.ADMIN_BOOTSTRAP, "unused:9092");
@@ -125,6 +133,8 @@ class JoinReplayTest {
      * continues from the positions it rewinds to.
      */
     private long replays;
+    /** Rows of the late table found at the cuts: what a rebuild had to refuse again. */
+    private long lateRecorded;
 
     private static Map<String, Long> committedNext(String name) throws Exception {
         Map<String, Long> next = new HashMap<>();
@@ -155,6 +165,7 @@ class JoinReplayTest {
                 for (int crash = 0; crash < 2; crash++) {
                     task.stop();
                     Map<String, Long> committed = committedNext(name);
+                    lateRecorded += db.scalar("SELECT count(*) FROM asof_connect_join_late WHERE connector_name = '" + name + "'");
                     context = new RecordingSinkTaskContext(props(name), null);
                     task = startTask(name, log, position, context);
                     // The situation the test names: some partition is rewound below what the target committed, so
@@ -218,19 +229,48 @@ class JoinReplayTest {
     }
 
     /** The test's own join: a nested loop over each pair's events, then each side's unmatched events (FULL). */
+    private static boolean[] late(List<SinkRecord> records) {
+        boolean[] late = new boolean[records.size()];
+        long max = Long.MIN_VALUE;
+        for (int i = 0; i < records.size(); i++) {
+            long t = ((Struct) records.get(i).value()).getInt64("ts");
+            late[i] = max != Long.MIN_VALUE && t < max - LATENESS;
+            if (!late[i]) {
+                max = Math.max(max, t);
+            }
+        }
+        return late;
+    }
+
+    private static long lateCount(Map<TopicPartition, List<SinkRecord>> log) {
+        long n = 0;
+        for (List<SinkRecord> records : log.values()) {
+            for (boolean b : late(records)) {
+                n += b ? 1 : 0;
+            }
+        }
+        return n;
+    }
+
     private static List<String> oracle(Map<TopicPartition, List<SinkRecord>> log) {
         List<String> rows = new ArrayList<>();
         for (int p = 0; p < PARTITIONS; p++) {
             List<SinkRecord> left = log.get(new TopicPartition(LEFT, p));
             List<SinkRecord> right = log.get(new TopicPartition(RIGHT, p));
-            boolean[] lm = new boolean[left.size()];
-            boolean[] rm = new boolean[right.size()];
+            // Late records join nothing and are written nowhere (DROP): the test's own running maximum per partition.
+            boolean[] lateL = late(left);
+            boolean[] lateR = late(right);
+            boolean[] lm = lateL.clone();
+            boolean[] rm = lateR.clone();
             for (int i = 0; i < left.size() - 1; i++) {
                 for (int j = 0; j < right.size() - 1; j++) {
                     Struct l = (Struct) left.get(i).value();
                     Struct r = (Struct) right.get(j).value();
                     long lt = l.getInt64("ts");
                     long rt = r.getInt64("ts");
+                    if (lateL[i] || lateR[j]) {
+                        continue;
+                    }
                     if (l.getString("session").equals(r.getString("session")) && l.getString("url").equals(r.getString("url"))
                             && lt - BEFORE <= rt && rt <= lt + AFTER) {
                         rows.add(p + " " + i + " " + j + " MATCHED");
@@ -260,6 +300,27 @@ class JoinReplayTest {
     private static List<String> fullRows(String name) throws Exception {
         return db.column("SELECT row(__partition, __left_offset, __right_offset, __match, __left_time, __right_time, left_session,"
                 + " left_url, left_ts, left_q, right_session, right_url, right_ts)::text FROM \"" + name + "\" ORDER BY 1");
+    }
+
+    /**
+     * Late records are dropped and recorded; a replay must refuse exactly those again, though the records that made
+     * them late may lie before the held offset it replays from.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {2, 4, 6})
+    void aReplayRefusesTheLateRecordsTheFirstRunRefused(int cut) throws Exception {
+        Map<TopicPartition, List<SinkRecord>> log = log(300 + cut, 8);
+        assertThat(lateCount(log)).as("the generated log has late records").isPositive();
+        run("lwhole" + cut, log, 21, List.of());
+        replays = 0;
+        lateRecorded = 0;
+        run("lcut" + cut, log, 22 + cut, List.of(cut, cut + 1, cut + 3));
+        assertThat(replays).isPositive();
+        assertThat(lateRecorded).as("late records were recorded when the task was cut").isPositive();
+        assertThat(table("lcut" + cut)).containsExactlyInAnyOrderElementsOf(oracle(log));
+        assertThat(fullRows("lcut" + cut)).containsExactlyElementsOf(fullRows("lwhole" + cut));
+        assertThat(db.scalar("SELECT count(*) FROM asof_connect_join_late WHERE connector_name = 'lwhole" + cut + "'"))
+                .as("once every window has closed, no late record can be replayed: the ledger is pruned").isZero();
     }
 
     @Test
