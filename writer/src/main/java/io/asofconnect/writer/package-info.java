@@ -13,7 +13,8 @@
  * (every statement, the offsets table's layout), {@link io.asofconnect.writer.OffsetStore} (offsets and epochs),
  * {@link io.asofconnect.writer.SideTables} (a host's tables, in the writer's transactions),
  * {@code TableCatalog} (schema evolution), {@link io.asofconnect.writer.SqlErrors} (what a failure asks for).
- * Its hosts build {@link io.asofconnect.writer.WriterSettings} from their own configuration; nothing here depends on
- * a host.
+ * Its hosts build {@link io.asofconnect.writer.WriterSettings} from their own configuration, define the shared
+ * options with {@link io.asofconnect.writer.config.WriterOptions}, and retry through
+ * {@link io.asofconnect.writer.WriterRetries}; nothing here depends on a host.
  */
 package io.asofconnect.writer;

@@ -1,5 +1,7 @@
 package io.asofconnect.writer;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
@@ -44,14 +46,14 @@ class WriterExtensionTest {
         throw new AssertionError("unexpected bad record", e);
     };
 
-    private static TestDatabase db;
+    private static TargetDatabase db;
 
     private String schema;
     private final List<ExactlyOnceWriter> writers = new ArrayList<>();
 
     @BeforeAll
     static void startDatabase() throws Exception {
-        db = TestDatabase.start();
+        db = TargetDatabase.start();
     }
 
     @AfterAll
