@@ -532,7 +532,9 @@ public final class WindowJoinBenchmark {
         String app = "wj-kstreams-restart";
         String out = "wj-kstreams-out-restart";
         broker.createTopic(out, partitions);
-        drainPeer(input, app, out, input.pairs(), true);
+        double drained = drainPeer(input, app, out, input.pairs(), true);
+        System.out.printf(Locale.ROOT, "  %s: %,d joined rows in %.2f s from its start: %,.0f rows/s%n", app, input.pairs(), drained,
+                input.pairs() / drained);
         long oursBytes = bytesUnder(state);
         long peerBytes = bytesUnder(peer.stateDir(app));
 
@@ -578,7 +580,8 @@ public final class WindowJoinBenchmark {
         double peerSecs = peerReady + drainPeer(input, app, out, expected, true);
         peer.close(app);
 
-        System.out.printf(Locale.ROOT, "  state held when killed (%,d events): ours (MapDB file) %s, Kafka Streams (RocksDB directory) %s%n",
+        System.out.printf(Locale.ROOT, "  state on disk when killed (%,d events held): ours (MapDB file) %s, Kafka Streams (RocksDB"
+                + " directory; what its memtables held was not flushed) %s%n",
                 input.events().size(), mib(oursBytes), mib(peerBytes));
         System.out.printf(Locale.ROOT, "  restart, JVM launch to the tail's last joined row visible: ours %.2f s (worker ready after %.2f s),"
                 + " Kafka Streams %.2f s (JVM ready after %.2f s)%n", oursSecs, workerReady, peerSecs, peerReady);
