@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.common.config.PluginVersion;
+
 import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.ReplicaLease;
@@ -91,7 +93,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
 
     @Override
     public String version() {
-        return Versions.VERSION;
+        return PluginVersion.VERSION;
     }
 
     @Override

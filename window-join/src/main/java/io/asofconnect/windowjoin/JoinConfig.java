@@ -176,7 +176,8 @@ public final class JoinConfig extends AbstractConfig {
                         + " validation and start. Other " + ADMIN_PREFIX + "* options (security.protocol, sasl.*) go to the same"
                         + " admin client.",
                 G_OUTPUT, ++o, Width.LONG, "Admin bootstrap servers");
-        WriterOptions.addConnection(def);
+        WriterOptions.addConnection(def, "SELECT, INSERT, UPDATE on " + OUTPUT_TABLE + ", " + HELD_TABLE + " and " + LATE_TABLE
+                + " (DELETE too on the last)");
         WriterOptions.addSchemaEvolution(def, G_OUTPUT, ++o);
         WriterOptions.addBatching(def, G_OUTPUT, ++o);
         WriterOptions.addExactlyOnce(def);

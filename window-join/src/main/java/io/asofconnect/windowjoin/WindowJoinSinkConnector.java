@@ -1,5 +1,7 @@
 package io.asofconnect.windowjoin;
 
+import io.asofconnect.common.config.PluginVersion;
+
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.windowjoin.state.Side;
 import io.asofconnect.writer.ExactlyOnceWriter;
@@ -18,7 +20,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,7 +36,7 @@ public class WindowJoinSinkConnector extends SinkConnector {
 
     @Override
     public String version() {
-        return Versions.VERSION;
+        return PluginVersion.VERSION;
     }
 
     @Override
@@ -61,11 +62,7 @@ public class WindowJoinSinkConnector extends SinkConnector {
 
     @Override
     public List<Map<String, String>> taskConfigs(int maxTasks) {
-        List<Map<String, String>> configs = new ArrayList<>(maxTasks);
-        for (int i = 0; i < maxTasks; i++) {
-            configs.add(props);
-        }
-        return configs;
+        return PluginVersion.sameConfigForEachTask(props, maxTasks);
     }
 
     @Override

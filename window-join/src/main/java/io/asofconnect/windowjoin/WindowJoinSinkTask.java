@@ -1,5 +1,7 @@
 package io.asofconnect.windowjoin;
 
+import io.asofconnect.common.config.PluginVersion;
+
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
@@ -11,6 +13,7 @@ import io.asofconnect.writer.OffsetStore;
 import io.asofconnect.writer.PartitionState;
 import io.asofconnect.writer.Revocations;
 import io.asofconnect.writer.SqlErrors;
+import io.asofconnect.writer.WriterRetries;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -48,12 +51,12 @@ import java.util.concurrent.TimeUnit;
  */
 public class WindowJoinSinkTask extends SinkTask {
     private static final Logger log = LoggerFactory.getLogger(WindowJoinSinkTask.class);
-    /** As the sink: taking partitions over runs inside the rebalance callback and must end well within max.poll.interval.ms. */
-    private static final long OPEN_BUDGET_MS = 120_000L;
 
     private JoinConfig config;
     private String who;
     private ExactlyOnceWriter writer;
+    /** Take-overs retried as the sink retries them, with its messages. */
+    private WriterRetries retries;
     private HeldTables held;
     private WindowStore store;
     private Joiner joiner;
@@ -81,7 +84,7 @@ public class WindowJoinSinkTask extends SinkTask {
 
     @Override
     public String version() {
-        return Versions.VERSION;
+        return PluginVersion.VERSION;
     }
 
     @Override
@@ -93,6 +96,8 @@ public class WindowJoinSinkTask extends SinkTask {
         window = config.window();
         held = new HeldTables(config.writer().tableSchema(), config.heldTable(), config.lateTable(), config.connectorName(), sides::get);
         writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect window join " + config.connectorName(), metrics, held);
+        retries = config.writer().retries(log, who, this::fail).onRetry(metrics::retried)
+                .targetTables(config.outputTable() + ", " + config.heldTable() + " and " + config.lateTable());
         try {
             store = WindowStore.create(config.statePath(), config.connectorName());
         } catch (IOException e) {
@@ -132,7 +137,7 @@ public class WindowJoinSinkTask extends SinkTask {
             }
         }
         revocations.admit(assigned);
-        Map<TopicPartition, OffsetStore.Claim> claims = claimWithRetries(assigned);
+        Map<TopicPartition, OffsetStore.Claim> claims = retries.claim(writer, assigned);
         Map<TopicPartition, Long> rewinds = build(claims);
         if (!rewinds.isEmpty()) {
             context.offset(rewinds);
@@ -179,29 +184,6 @@ public class WindowJoinSinkTask extends SinkTask {
         }
         metrics.rebuilt(rebuilt.size());
         return rewinds;
-    }
-
-    private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> partitions) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(OPEN_BUDGET_MS);
-        for (int attempt = 0; ; attempt++) {
-            try {
-                return writer.claim(partitions, Math.max(1L, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-            } catch (SQLException e) {
-                long backoff = config.writer().retryBackoffMs();
-                if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || attempt >= config.writer().maxRetries()
-                        || System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(backoff) >= deadline) {
-                    throw fail(new ConnectException("taking over " + partitions.size() + " partitions in "
-                            + writer.offsetsTable() + " failed (" + SqlErrors.describe(e) + ") after " + (attempt + 1)
-                            + " attempts; nothing was written. Check that the target database is reachable and that "
-                            + config.writer().connectionUser() + " may create and write the offsets, held and late tables"
-                            + " in " + config.writer().tableSchema() + ", then restart the task", e));
-                }
-                metrics.retried();
-                log.warn("{}: could not claim partitions ({}), attempt {} of {}; retrying in {} ms", who,
-                        SqlErrors.describe(e), attempt + 1, config.writer().maxRetries() + 1, backoff);
-                sleep(backoff);
-            }
-        }
     }
 
     @Override
@@ -499,7 +481,7 @@ public class WindowJoinSinkTask extends SinkTask {
     private boolean rebuild() {
         List<TopicPartition> owned = new ArrayList<>(sides.keySet());
         try {
-            Map<TopicPartition, OffsetStore.Claim> claims = writer.claim(owned, OPEN_BUDGET_MS);
+            Map<TopicPartition, OffsetStore.Claim> claims = writer.claim(owned, retries.openBudgetMs());
             sides.clear();
             pairs.clear();
             Map<TopicPartition, Long> rewinds = build(claims);
@@ -573,15 +555,6 @@ public class WindowJoinSinkTask extends SinkTask {
     private void failIfFailed() {
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ConnectException("interrupted while waiting to retry");
         }
     }
 }
