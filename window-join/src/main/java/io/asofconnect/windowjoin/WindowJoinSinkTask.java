@@ -58,7 +58,8 @@ public class WindowJoinSinkTask extends SinkTask {
     /** Take-overs retried as the sink retries them, with its messages. */
     private WriterRetries retries;
     private HeldTables held;
-    private WindowStore store;
+    /** Replaced, not emptied, when every pair leaves; read by the metrics reporter's thread. */
+    private volatile WindowStore store;
     private Joiner joiner;
     private JoinWindow window;
     private JoinMetrics metrics;
@@ -98,22 +99,30 @@ public class WindowJoinSinkTask extends SinkTask {
         writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect window join " + config.connectorName(), metrics, held);
         retries = config.writer().retries(log, who, this::fail).onRetry(metrics::retried)
                 .targetTables(config.outputTable() + ", " + config.heldTable() + " and " + config.lateTable());
-        try {
-            store = WindowStore.create(config.statePath(), config.connectorName());
-        } catch (IOException e) {
-            throw new ConnectException("cannot create the window state under " + JoinConfig.STATE_PATH + "=" + config.statePath()
-                    + " (" + e.getMessage() + "); point it at a writable local directory", e);
-        }
-        metered.gauge("join-held-records", "records held in open windows", store::size);
-        metered.gauge("join-state-bytes", "size of the window state file", store::fileBytes);
+        store = newStore();
+        metered.gauge("join-held-records", "records held in open windows", () -> store.size());
+        metered.gauge("join-state-bytes", "size of the window state file", () -> store.fileBytes());
         metered.gauge("join-watermark", "the least watermark over this task's partitions (epoch ms)", () -> taskWatermark);
-        joiner = new Joiner(store, window, config.type(), new OutputRows(config.topic(Side.LEFT), config.prefix(Side.LEFT), config.prefix(Side.RIGHT)));
+        joiner = newJoiner();
         for (Side side : Side.values()) {
             readers.put(side, new SideReader(config.keys(side), config.times(side), config.topic(side)));
         }
         reporter = context == null ? null : context.errantRecordReporter();
         lastFlushNanos = System.nanoTime();
         log.info("Started window join task of connector {} ({})", config.connectorName(), config);
+    }
+
+    private Joiner newJoiner() {
+        return new Joiner(store, window, config.type(), new OutputRows(config.topic(Side.LEFT), config.prefix(Side.LEFT), config.prefix(Side.RIGHT)));
+    }
+
+    private WindowStore newStore() {
+        try {
+            return WindowStore.create(config.statePath(), config.connectorName());
+        } catch (IOException e) {
+            throw new ConnectException("cannot create the window state under " + JoinConfig.STATE_PATH + "=" + config.statePath()
+                    + " (" + e.getMessage() + "); point it at a writable local directory", e);
+        }
     }
 
     /**
@@ -519,9 +528,16 @@ public class WindowJoinSinkTask extends SinkTask {
                 sides.remove(new TopicPartition(config.topic(Side.RIGHT), p));
                 pairs.remove(p);
                 replayStartedNanos.remove(p);
-                if (store != null) {
+                if (store != null && !pairs.isEmpty()) {
                     store.clear(p);
                 }
+            }
+            if (store != null && pairs.isEmpty() && !gone.isEmpty()) {
+                // Every pair left (an eager rebalance revokes all): a new empty file is far cheaper than deleting
+                // the held records one by one.
+                store.close();
+                store = newStore();
+                joiner = newJoiner();
             }
             log.info("Closed {} partitions ({} pairs); their windows are rebuilt by the next owner", revoked.size(), gone.size());
         }
