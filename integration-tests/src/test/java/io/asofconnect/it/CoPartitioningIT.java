@@ -57,14 +57,16 @@ class CoPartitioningIT {
             pipeline.broker().createTopic(stream.leftTopic(), 4);
             pipeline.broker().createTopic(stream.rightTopic(), 3);
             Map<String, String> config = target.config(stream, "cp_out", JoinType.INNER, WINDOW, 3_000);
+            config.put("name", "cp-mismatch");
 
             JsonNode validation = worker.rest().validate(WindowJoinTarget.CONNECTOR_CLASS, config);
+            assertThat(validation.path("error_count").asInt()).as("validation errors %s", allErrors(validation)).isOne();
             assertThat(errorsOf(validation, "join.right.topic")).as("validation errors on join.right.topic")
-                    .anySatisfy(e -> assertThat(e).contains("4").contains("3"));
+                    .anySatisfy(e -> assertNamesBothTopicsAndCounts(e, stream));
 
             ConnectRest.Response put = worker.rest().put("connectors/cp-mismatch/config", config);
             assertThat(put.status()).as("PUT config of non-co-partitioned topics: %s", put.raw()).isEqualTo(400);
-            assertThat(put.raw()).contains("join.right.topic");
+            assertNamesBothTopicsAndCounts(put.raw(), stream);
             assertNothingCreated("cp-mismatch", "cp_out", stream);
         }
     }
@@ -91,9 +93,10 @@ class CoPartitioningIT {
             ClickStream stream = new ClickStream(producer, "cpok", 3, WINDOW.before(), WINDOW.after(), 1);
             stream.createTopics(pipeline.broker());
             Map<String, String> config = target.config(stream, "cpok_out", JoinType.INNER, WINDOW, 3_000);
+            config.put("name", "cp-ok");
 
             JsonNode validation = worker.rest().validate(WindowJoinTarget.CONNECTOR_CLASS, config);
-            assertThat(validation.path("error_count").asInt()).as("validation of %s", validation).isZero();
+            assertThat(validation.path("error_count").asInt()).as("validation errors %s", allErrors(validation)).isZero();
             worker.rest().putConnectorConfig("cp-ok", config);
             worker.rest().awaitRunning("cp-ok", 2, Duration.ofSeconds(90));
             worker.rest().deleteConnector("cp-ok");
@@ -109,6 +112,19 @@ class CoPartitioningIT {
             assertThat(target.nextOffsets(connector, stream.rightTopic(), 3)).isEmpty();
         }
         assertThat(target.heldFrom(connector, stream.leftTopic())).isEmpty();
+    }
+
+    private static void assertNamesBothTopicsAndCounts(String message, ClickStream stream) {
+        assertThat(message).as("the reason").contains(stream.leftTopic()).contains(stream.rightTopic())
+                .containsPattern("(?<![0-9])4(?![0-9])").containsPattern("(?<![0-9])3(?![0-9])");
+    }
+
+    private static List<String> allErrors(JsonNode validation) {
+        List<String> errors = new ArrayList<>();
+        for (JsonNode c : validation.path("configs")) {
+            c.path("value").path("errors").forEach(e -> errors.add(c.path("value").path("name").asText() + ": " + e.asText()));
+        }
+        return errors;
     }
 
     private static List<String> errorsOf(JsonNode validation, String option) {

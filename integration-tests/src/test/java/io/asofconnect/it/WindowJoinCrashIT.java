@@ -6,6 +6,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -72,8 +73,11 @@ class WindowJoinCrashIT {
             stream.createTopics(pipeline.broker());
             crashing.rest().putConnectorConfig(CRASHED,
                     target.config(stream, CRASHED_TABLE, JoinType.FULL, WINDOW, IDLE_TIMEOUT_MS));
-            steady.rest().putConnectorConfig(STEADY,
-                    target.config(stream, STEADY_TABLE, JoinType.FULL, WINDOW, IDLE_TIMEOUT_MS));
+            Map<String, String> steadyConfig = target.config(stream, STEADY_TABLE, JoinType.FULL, WINDOW,
+                    IDLE_TIMEOUT_MS);
+            // Another machine in production: its own state directory.
+            steadyConfig.put("join.state.path", pipeline.work().resolve("join-state-steady").toString());
+            steady.rest().putConnectorConfig(STEADY, steadyConfig);
             crashing.rest().awaitRunning(CRASHED, 2, Duration.ofSeconds(90));
             steady.rest().awaitRunning(STEADY, 2, Duration.ofSeconds(90));
 

@@ -33,7 +33,7 @@ final class WindowJoinTarget {
     static final String CONNECTOR_CLASS = "io.asofconnect.windowjoin.WindowJoinSinkConnector";
     static final String HELD_TABLE = "asof_connect_join_held";
     static final String LATE_TABLE = "asof_connect_join_late";
-    static final String LATE_METRIC = "join-late-records";
+    static final String LATE_METRIC = "join-late-records-total";
 
     private static final String COLUMNS = "\"__partition\", \"__left_offset\", \"__right_offset\", \"__match\","
             + " \"__left_time\", \"__right_time\", \"left_session\", \"left_url\", \"left_ts\", \"left_query\","
@@ -250,10 +250,11 @@ final class WindowJoinTarget {
     static double lateMetric(ConnectWorker worker, String connector) {
         try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
             Map<String, Double> metrics = jmx.pluginMetrics(connector);
-            return metrics.entrySet().stream().filter(e -> e.getKey().startsWith(LATE_METRIC))
-                    .mapToDouble(Map.Entry::getValue).findFirst()
-                    .orElseThrow(() -> new AssertionError("no " + LATE_METRIC + " metric for " + connector
-                            + " among " + metrics.keySet()));
+            Double late = metrics.get(LATE_METRIC);
+            if (late == null) {
+                throw new AssertionError("no " + LATE_METRIC + " metric for " + connector + " among " + metrics.keySet());
+            }
+            return late;
         }
     }
 
