@@ -92,8 +92,7 @@ class WindowJoinIT {
 
             for (JoinType type : TYPES) {
                 List<Row> expected = JoinOracle.expected(sent, type, WINDOW);
-                target.awaitSettled(connector(type), stream, PARTITIONS, table(type), expected.size(),
-                        Duration.ofSeconds(90));
+                target.awaitSettled(connector(type), stream, PARTITIONS, Duration.ofSeconds(90));
                 WindowJoinTarget.assertSameRows(type + " join table " + table(type), expected, target.rows(table(type)));
                 assertThat(target.primaryKey(table(type))).as("primary key of %s", table(type))
                         .containsExactly("__partition", "__left_offset", "__right_offset");

@@ -95,19 +95,18 @@ class WindowJoinLateIT {
             List<String> lateCoordinates = late.stream().map(s -> coordinates(stream, s)).toList();
 
             List<Row> expected = JoinOracle.expected(sent, JoinType.FULL, WINDOW);
-            target.awaitSettled("late-drop", stream, PARTITIONS, "late_drop", expected.size(), Duration.ofSeconds(90));
+            target.awaitSettled("late-drop", stream, PARTITIONS, Duration.ofSeconds(90));
             WindowJoinTarget.assertSameRows("FULL join dropping late records", expected, target.rows("late_drop"));
             assertThat(WindowJoinTarget.lateMetric(worker, "late-drop")).as("late records counted by DROP")
                     .isEqualTo(late.size());
 
             List<Row> expectedHeld = JoinOracle.expected(sent, JoinType.INNER, HOLD_ALL);
-            target.awaitConsumed("late-ledger", stream, PARTITIONS, "late_ledger", expectedHeld.size(), false,
-                    Duration.ofSeconds(90));
+            target.awaitConsumed("late-ledger", stream, PARTITIONS, false, Duration.ofSeconds(90));
             WindowJoinTarget.assertSameRows("INNER join holding everything", expectedHeld, target.rows("late_ledger"));
             assertThat(target.lateLedger("late-ledger")).as("the late ledger of a join that holds every record")
                     .containsExactlyInAnyOrderElementsOf(lateCoordinates);
 
-            target.awaitSettled("late-dlq", stream, PARTITIONS, "late_dlq", expected.size(), Duration.ofSeconds(90));
+            target.awaitSettled("late-dlq", stream, PARTITIONS, Duration.ofSeconds(90));
             WindowJoinTarget.assertSameRows("FULL join sending late records to the DLQ", expected,
                     target.rows("late_dlq"));
             assertThat(WindowJoinTarget.lateMetric(worker, "late-dlq")).as("late records counted by DLQ")
