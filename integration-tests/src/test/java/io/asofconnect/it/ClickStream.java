@@ -2,8 +2,10 @@ package io.asofconnect.it;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Random;
 import java.util.concurrent.ExecutionException;
@@ -79,7 +81,11 @@ final class ClickStream {
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicInteger sentCount = new AtomicInteger();
     private double lateShare;
-    private long lateDelayMs;
+    private long lateness;
+    /** Per side and partition, the greatest event time sent: what the partition's watermark is computed from. */
+    private final Map<String, Long> maxSent = new HashMap<>();
+    /** Per side and partition, the last session record sent: a partner for a record on the watermark. */
+    private final Map<String, Event> lastSent = new HashMap<>();
     private int sessions;
     private int backgroundKeys;
     private long seq;
@@ -118,12 +124,15 @@ final class ClickStream {
     }
 
     /**
-     * Makes a share of the sessions' records reach Kafka {@code delayMs} (plus up to a second) later than the others
-     * may: with a delay above the allowed lateness, most of them are late on their partition.
+     * Makes records late, and nearly so, for a join with {@code lateness}: a share of the sessions' records reaches
+     * Kafka after a delay spread evenly up to three times the lateness (some stay on time, some are late by less
+     * than the lateness, some by more); and now and then a record goes out whose event time is exactly its
+     * partition's watermark (not late) or one millisecond behind it (late), in the session of the last record sent
+     * on the other side of that partition, so that it could match.
      */
-    ClickStream withLateRecords(double share, long delayMs) {
+    ClickStream withLateRecords(double share, long lateness) {
         this.lateShare = share;
-        this.lateDelayMs = delayMs;
+        this.lateness = lateness;
         return this;
     }
 
@@ -182,6 +191,9 @@ final class ClickStream {
             }
             while (!pending.isEmpty() && pending.peek().arrival() <= t) {
                 send(pending.poll().event());
+            }
+            if (lateShare > 0 && random.nextDouble() < 0.15) {
+                sendOnTheWatermark();
             }
             if (!creating && pending.isEmpty() && background && start + t >= lastSessionTs + 500) {
                 break;
@@ -253,10 +265,24 @@ final class ClickStream {
     private long add(PriorityQueue<Pending> pending, long start, Event e) {
         long arrival = e.ts() - start + random.nextInt((int) MAX_DELAY_MS);
         if (lateShare > 0 && random.nextDouble() < lateShare) {
-            arrival = e.ts() - start + MAX_DELAY_MS + lateDelayMs + random.nextInt(1_000);
+            arrival = e.ts() - start + (long) (random.nextDouble() * (3 * lateness + MAX_DELAY_MS));
         }
         pending.add(new Pending(e, arrival, seq++));
         return e.ts();
+    }
+
+    /** A record at exactly its partition's watermark, or 1 ms behind it; see {@link #withLateRecords}. */
+    private void sendOnTheWatermark() {
+        int p = random.nextInt(partitions);
+        Side side = random.nextBoolean() ? Side.LEFT : Side.RIGHT;
+        Side other = side == Side.LEFT ? Side.RIGHT : Side.LEFT;
+        Event partner = lastSent.get(other + "-" + p);
+        Long max = maxSent.get(side + "-" + p);
+        if (partner == null || max == null) {
+            return;
+        }
+        long ts = max - lateness - (random.nextBoolean() ? 0 : 1);
+        send(event(side, partner.session(), partner.url(), ts, side == Side.LEFT ? "edge@" + ts : null));
     }
 
     private Event event(Side side, String session, String url, long ts, String query) {
@@ -300,6 +326,10 @@ final class ClickStream {
                 recordTimestamp, JsonEvents.stringKey(e.session()),
                 JsonEvents.envelope(e.side() == Side.LEFT ? querySchema : clickSchema, payload));
         inFlight.add(new InFlight(e, order, f));
+        maxSent.merge(e.side() + "-" + e.partition(), e.ts(), Math::max);
+        if (!e.background()) {
+            lastSent.put(e.side() + "-" + e.partition(), e);
+        }
         sentCount.incrementAndGet();
     }
 

@@ -73,6 +73,42 @@ final class JoinOracle {
         return late;
     }
 
+    /**
+     * How close to the lateness rule's boundary the records came, per partition in offset order: records exactly on
+     * the watermark (not late), 1 ms behind it (late), late by less than the lateness, later still, and delayed
+     * records that stayed on time. A join that moved the boundary by a millisecond or by the lateness would differ.
+     */
+    static Map<String, Long> lateCoverage(List<Sent> sent, long lateness) {
+        Map<String, List<Sent>> byPartition = new TreeMap<>();
+        for (Sent s : sent) {
+            byPartition.computeIfAbsent(s.event().side() + "-" + s.partition(), k -> new ArrayList<>()).add(s);
+        }
+        Map<String, Long> c = new TreeMap<>();
+        for (List<Sent> records : byPartition.values()) {
+            records.sort(Comparator.comparingLong(Sent::offset));
+            long max = Long.MIN_VALUE;
+            for (Sent s : records) {
+                long ts = s.event().ts();
+                if (max != Long.MIN_VALUE) {
+                    long behind = (max - lateness) - ts;
+                    if (behind == 0) {
+                        c.merge("on the watermark", 1L, Long::sum);
+                    } else if (behind == 1) {
+                        c.merge("1 ms behind the watermark", 1L, Long::sum);
+                    } else if (behind > 1 && behind < lateness) {
+                        c.merge("late by less than the lateness", 1L, Long::sum);
+                    } else if (behind >= lateness) {
+                        c.merge("late by the lateness or more", 1L, Long::sum);
+                    } else if (behind > -lateness && ts < max) {
+                        c.merge("behind the greatest time, on time", 1L, Long::sum);
+                    }
+                }
+                max = Math.max(max, ts);
+            }
+        }
+        return c;
+    }
+
     /** The rows a {@code type} join over {@code sent} must write, late records left out. */
     static List<Row> expected(List<Sent> sent, JoinType type, Window w) {
         Set<Sent> late = late(sent, w.lateness());

@@ -68,7 +68,7 @@ class WindowJoinLateIT {
         System.out.println("WindowJoinLateIT input from seed " + seed);
         try (JsonEvents producer = new JsonEvents(pipeline.broker())) {
             ClickStream stream = new ClickStream(producer, "late", PARTITIONS, WINDOW.before(), WINDOW.after(), seed)
-                    .withLateRecords(0.08, 2 * WINDOW.lateness());
+                    .withLateRecords(0.1, WINDOW.lateness());
             stream.createTopics(pipeline.broker());
             worker.rest().putConnectorConfig("late-drop",
                     target.config(stream, "late_drop", JoinType.FULL, WINDOW, IDLE_TIMEOUT_MS));
@@ -90,7 +90,11 @@ class WindowJoinLateIT {
             long withPartners = JoinOracle.lateWithPartners(sent, WINDOW);
             System.out.println("WindowJoinLateIT sent " + sent.size() + " records, " + late.size() + " late, "
                     + withPartners + " of them with a partner in the window");
-            assertThat(late).as("late records").isNotEmpty();
+            Map<String, Long> coverage = JoinOracle.lateCoverage(sent, WINDOW.lateness());
+            System.out.println("WindowJoinLateIT lateness coverage " + coverage);
+            assertThat(coverage).as("records around the lateness boundary").containsKeys("on the watermark",
+                    "1 ms behind the watermark", "late by less than the lateness", "late by the lateness or more",
+                    "behind the greatest time, on time");
             assertThat(withPartners).as("late records that would have matched").isPositive();
             List<String> lateCoordinates = late.stream().map(s -> coordinates(stream, s)).toList();
 
