@@ -1,15 +1,17 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.common.config.PluginVersion;
+
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
-import io.asofconnect.sink.config.JdbcUrlValidator;
 import io.asofconnect.sink.enrichment.EnrichmentOptions;
 import io.asofconnect.writer.ExactlyOnceWriter;
 import io.asofconnect.writer.InsertMode;
 import io.asofconnect.writer.PrimaryKeyMode;
 import io.asofconnect.writer.SqlErrors;
 import io.asofconnect.writer.WriterMetrics;
+import io.asofconnect.writer.config.JdbcUrlValidator;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.Config;
 import org.apache.kafka.common.config.ConfigDef;
@@ -21,7 +23,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +39,7 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
 
     @Override
     public String version() {
-        return Versions.VERSION;
+        return PluginVersion.VERSION;
     }
 
     @Override
@@ -56,11 +57,7 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
 
     @Override
     public List<Map<String, String>> taskConfigs(int maxTasks) {
-        List<Map<String, String>> configs = new ArrayList<>(maxTasks);
-        for (int i = 0; i < maxTasks; i++) {
-            configs.add(props);
-        }
-        return configs;
+        return PluginVersion.sameConfigForEachTask(props, maxTasks);
     }
 
     @Override

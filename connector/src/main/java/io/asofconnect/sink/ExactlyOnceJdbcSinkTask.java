@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.common.config.PluginVersion;
+
 import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.ReplicaLease;
@@ -8,14 +10,13 @@ import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
-import io.asofconnect.sink.config.JdbcUrlValidator;
 import io.asofconnect.sink.enrichment.EnrichmentStage;
 import io.asofconnect.writer.ExactlyOnceWriter;
 import io.asofconnect.writer.OffsetStore;
 import io.asofconnect.writer.PartitionState;
-import io.asofconnect.writer.PostgresDialect;
 import io.asofconnect.writer.Revocations;
-import io.asofconnect.writer.SqlErrors;
+import io.asofconnect.writer.WriterRetries;
+import io.asofconnect.writer.config.JdbcUrlValidator;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -26,14 +27,12 @@ import org.apache.kafka.connect.sink.SinkTask;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.SQLException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Writes records to Postgres with an exactly-once effect: each flush commits the rows together with the
@@ -70,12 +69,8 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private final Revocations revocations = new Revocations();
     private SinkMetrics metrics;
     private Metered metered;
-    private int failedAttempts;
-    /**
-     * The last write failed for a transient reason: the next one (a {@code put}) first learns from the offsets
-     * table what committed, and counts as a retry.
-     */
-    private boolean retryPending;
+    /** Retries of take-overs and writes, and the advice when the task gives up; made in {@link #start}. */
+    private WriterRetries retries;
     private ConnectException failure;
     private final java.util.function.Function<Map<String, ?>, ReplicaLease> replicas;
     private EnrichmentStage enrichment;
@@ -98,7 +93,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
 
     @Override
     public String version() {
-        return Versions.VERSION;
+        return PluginVersion.VERSION;
     }
 
     @Override
@@ -111,6 +106,10 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         metrics = new SinkMetrics(metered);
         metered.gauge("sink-buffered-records", "records buffered for the next transaction", buffer::bufferedRecords);
         writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect sink " + config.connectorName(), metrics);
+        retries = config.writerOptions().retries(log, who, this::fail)
+                .onRetry(metrics::retried)
+                .targetTables(ExactlyOnceJdbcSinkConfig.TARGET_TABLES_ADVICE)
+                .openBudgetMs(openBudgetMs);
         ErrantRecordReporter reporter = context == null ? null : context.errantRecordReporter();
         errant = new ErrantRecords(reporter, metrics, buffer);
         if (config.enrichmentEnabled()) {
@@ -140,7 +139,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             return;
         }
         revocations.admit(assigned);
-        Map<TopicPartition, OffsetStore.Claim> claims = claimWithRetries(assigned);
+        Map<TopicPartition, OffsetStore.Claim> claims = retries.claim(writer, assigned);
         resumeThosePausedWhenClosed(assigned);
         Map<TopicPartition, Long> rewinds = new HashMap<>();
         claims.forEach((tp, claim) -> {
@@ -164,37 +163,6 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
     }
 
-    /**
-     * Retries a transient failure up to {@code max.retries} times, but never past {@link ExactlyOnceJdbcSinkConfig#OPEN_BUDGET_MS} in all:
-     * each attempt's statements are cut off at the time left (the connection attempt has its own 10 s bound).
-     */
-    private Map<TopicPartition, OffsetStore.Claim> claimWithRetries(Collection<TopicPartition> assigned) {
-        long start = System.nanoTime();
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(openBudgetMs);
-        for (int attempt = 0; ; attempt++) {
-            try {
-                return writer.claim(assigned, Math.max(1L, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
-            } catch (SQLException e) {
-                if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || attempt >= config.maxRetries()) {
-                    throw fail(fatal("taking over partitions in " + config.offsetsTableName(), e, attempt));
-                }
-                if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.retryBackoffMs()) >= deadline) {
-                    throw fail(new ConnectException("taking over " + assigned.size() + " partitions in " + config.offsetsTableName()
-                            + " failed (" + SqlErrors.describe(e) + ") through " + (attempt + 1) + " attempts in "
-                            + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms; the task gives up after "
-                            + openBudgetMs + " ms because partitions are taken over inside the consumer's rebalance callback,"
-                            + " which must return well within max.poll.interval.ms. Nothing was written; restart the task"
-                            + " when the target database is reachable", e));
-                }
-                metrics.retried();
-                log.warn("{}: could not claim partitions ({}), attempt {} of {}; retrying in {} ms. Check that the target"
-                        + " database is reachable and accepts connections", who, SqlErrors.describe(e), attempt + 1,
-                        config.maxRetries() + 1, config.retryBackoffMs());
-                sleep(config.retryBackoffMs());
-            }
-        }
-    }
-
     @Override
     public synchronized void put(Collection<SinkRecord> records) {
         failIfFailed();
@@ -205,7 +173,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         }
         long now = System.nanoTime();
         buffer.recount(now);
-        boolean retryDue = retryPending && buffer.hasUncommitted();
+        boolean retryDue = retries.retryPending() && buffer.hasUncommitted();
         if (buffer.due(now) || retryDue) {
             flushBuffered();
         }
@@ -231,7 +199,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
      */
     @Override
     public synchronized Map<TopicPartition, OffsetAndMetadata> preCommit(Map<TopicPartition, OffsetAndMetadata> currentOffsets) {
-        if (failure == null && retryPending) {
+        if (failure == null && retries.retryPending()) {
             rereadOffsetsRows();
         } else if (failure == null) {
             try {
@@ -250,14 +218,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         if (buffer.partitions().isEmpty()) {
             return;
         }
-        try {
-            writer.reconcile(buffer.partitions());
-            retryPending = false;
-        } catch (SQLException e) {
-            log.debug("Offsets rows not re-read before the offset commit ({}); the next put retries", SqlErrors.describe(e));
-        } catch (ConnectException e) {
-            fail(e);
-        }
+        retries.reconcileBeforeCommit(() -> writer.reconcile(buffer.partitions()));
     }
 
     /**
@@ -304,75 +265,20 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         log.info("Stopped sink task of connector {}", config == null ? "(not started)" : config.connectorName());
     }
 
+    /**
+     * Writes what is buffered; a transient failure rolls back and is retried by Connect ({@link WriterRetries#write}),
+     * any other failure stops the task.
+     */
     private void flushBuffered() {
         try {
-            if (retryPending) {
-                writer.reconcile(buffer.partitions());
-                retryPending = false;
-            }
-            while (!writer.flush(buffer.partitions(), errant, revocations)) {
-                // A partition began closing mid-flush: all was rolled back; the others are written again without it.
-            }
-            failedAttempts = 0;
-        } catch (SQLException e) {
-            retryPending = true;
-            if (SqlErrors.classify(e) != SqlErrors.Kind.TRANSIENT || failedAttempts >= config.maxRetries()) {
-                throw fail(fatal("writing " + buffer.bufferedRecords() + " records", e, failedAttempts));
-            }
-            failedAttempts++;
-            metrics.retried();
-            log.warn("{}: writing to the target failed ({}); rolled back, retry {} of {} in {} ms, nothing is lost. If it"
-                    + " repeats, check that the target database is reachable", who, SqlErrors.describe(e), failedAttempts,
-                    config.maxRetries(), config.retryBackoffMs());
-            if (context != null) {
-                context.timeout(config.retryBackoffMs());
-            }
-            throw new RetriableException("the target database is unavailable (" + SqlErrors.describe(e) + "); retry "
-                    + failedAttempts + " of " + config.maxRetries());
-        } catch (ConnectException e) {
-            throw fail(e);
+            retries.write(() -> writer.reconcile(buffer.partitions()), () -> {
+                while (!writer.flush(buffer.partitions(), errant, revocations)) {
+                    // A partition began closing mid-flush: all was rolled back; the others are written again without it.
+                }
+            }, () -> "writing " + buffer.bufferedRecords() + " records", context);
         } finally {
             buffer.recount(System.nanoTime());
         }
-    }
-
-    /** The GRANT statement for the offsets table, ready to paste, or nothing when a name cannot be quoted. */
-    private String offsetsGrant() {
-        try {
-            return " (GRANT SELECT, INSERT, UPDATE ON " + PostgresDialect.quote(config.tableSchema()) + "."
-                    + PostgresDialect.quote(config.offsetsTableName()) + " TO " + PostgresDialect.quote(config.connectionUser()) + ")";
-        } catch (RuntimeException e) {
-            return "";
-        }
-    }
-
-    private ConnectException fatal(String doing, SQLException e, int retries) {
-        String state = SqlErrors.state(e);
-        String detail = SqlErrors.describe(e);
-        String server = SqlErrors.safeMessage(e);
-        String what = server == null ? detail : detail + ": " + server;
-        String advice;
-        if ("42501".equals(state)) {
-            advice = "grant the user " + config.connectionUser() + " SELECT, INSERT, UPDATE on the offsets table "
-                    + config.tableSchema() + "." + config.offsetsTableName() + offsetsGrant() + " and the target tables (DELETE too with "
-                    + ExactlyOnceJdbcSinkConfig.DELETE_ENABLED + "), and CREATE on the schema if tables must be created; then restart the task";
-        } else if ("42P01".equals(state)) {
-            advice = "create the target table, or set " + ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION + "=BASIC";
-        } else if ("42703".equals(state)) {
-            advice = "a record field has no column: add the column, or set " + ExactlyOnceJdbcSinkConfig.SCHEMA_EVOLUTION + "=BASIC";
-        } else if (state != null && state.startsWith("28")) {
-            advice = "check " + ExactlyOnceJdbcSinkConfig.CONNECTION_USER + " and " + ExactlyOnceJdbcSinkConfig.CONNECTION_PASSWORD;
-        } else if (SqlErrors.classify(e) == SqlErrors.Kind.TRANSIENT) {
-            advice = "the target stayed unavailable through " + retries + " retries (" + ExactlyOnceJdbcSinkConfig.MAX_RETRIES
-                    + "); nothing was lost, restart the task when the database is back";
-        } else {
-            advice = "nothing of this flush was committed; fix the cause and restart the task";
-        }
-        ConnectException ce = new ConnectException(doing + " failed (" + what + "); " + advice);
-        if (SqlErrors.classify(e) != SqlErrors.Kind.RECORD) {
-            ce.initCause(e);
-        }
-        return ce;
     }
 
     private ConnectException fail(ConnectException e) {
@@ -387,15 +293,6 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     private void failIfFailed() {
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ConnectException("interrupted while waiting to retry");
         }
     }
 }

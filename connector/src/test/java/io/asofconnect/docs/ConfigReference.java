@@ -1,5 +1,7 @@
 package io.asofconnect.docs;
 
+import io.asofconnect.windowjoin.JoinConfig;
+
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.transforms.AsOfEnrich;
 import org.apache.kafka.common.config.ConfigDef;
@@ -33,6 +35,10 @@ final class ConfigReference {
                 "Defines the versioned replica of the dimension tables, or names one another connector in the same worker already defines "
                         + "(then `replica.name` alone is enough). Any Debezium Postgres connector property may be passed as `replica.debezium.<property>`.",
                 transform, k -> k.startsWith("replica."));
+        section(out, "Window join: `io.asofconnect.windowjoin.WindowJoinSinkConnector`",
+                "The stream-stream join. Its writer keys (`connection.*`, `table.schema`, `schema.evolution`, `batch.*`, "
+                        + "`offsets.table.name`, `max.retries`, `retry.backoff.ms`) mean what they mean for the sink.",
+                JoinConfig.CONFIG_DEF, k -> true);
         return out.toString();
     }
 

@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

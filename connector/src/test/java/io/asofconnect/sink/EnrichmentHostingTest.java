@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;

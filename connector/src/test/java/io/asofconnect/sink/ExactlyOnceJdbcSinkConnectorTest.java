@@ -3,7 +3,6 @@ package io.asofconnect.sink;
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
-import io.asofconnect.sink.config.JdbcUrlValidator;
 import io.asofconnect.writer.InsertMode;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -74,15 +73,6 @@ class ExactlyOnceJdbcSinkConnectorTest {
         assertThat(errors(p).get(ExactlyOnceJdbcSinkConfig.CONNECTION_URL)).singleElement().asString().contains("jdbc:postgresql:");
         p.remove(ExactlyOnceJdbcSinkConfig.CONNECTION_URL);
         assertThat(errors(p)).containsKey(ExactlyOnceJdbcSinkConfig.CONNECTION_URL);
-    }
-
-    @Test
-    void weakSslModesAreDetected() {
-        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=prefer")).contains("prefer");
-        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=disable")).contains("disable");
-        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?sslmode=verify-full")).isEmpty();
-        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app?ssl=true")).as("ssl=true means verify-full").isEmpty();
-        assertThat(JdbcUrlValidator.weakSslMode("jdbc:postgresql://db/app")).as("the driver's default").contains("prefer");
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.writer.FencedException;
 import io.asofconnect.writer.OffsetStore;

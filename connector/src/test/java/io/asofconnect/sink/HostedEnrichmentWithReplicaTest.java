@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import io.asofconnect.enrich.EnrichConfig;
 import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.replica.ReplicaHandle;

@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.metrics.testing.RecordingSinkTaskContext;
+
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.RetriableException;

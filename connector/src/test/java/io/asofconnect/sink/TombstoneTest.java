@@ -1,5 +1,7 @@
 package io.asofconnect.sink;
 
+import io.asofconnect.writer.testing.TargetDatabase;
+
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.data.Schema;

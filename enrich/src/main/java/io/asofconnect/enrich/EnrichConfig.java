@@ -1,5 +1,9 @@
 package io.asofconnect.enrich;
 
+import io.asofconnect.common.record.FieldPath;
+import io.asofconnect.common.record.KeySource;
+import io.asofconnect.common.record.TimeSource;
+
 import io.asofconnect.common.config.EnumOption;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -66,11 +70,6 @@ public final class EnrichConfig {
 
     private static final String GROUP = "Enrichment";
 
-    /** Where the join key is read from. */
-    public enum KeySource { VALUE, KEY }
-
-    /** Where the event time is read from. */
-    public enum TimeSource { RECORD_TIMESTAMP, FIELD, HEADER }
 
     /** Which version of the row is joined. */
     public enum Mode { AS_OF, CURRENT, VERSION }

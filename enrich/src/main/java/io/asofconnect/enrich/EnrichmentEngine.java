@@ -1,5 +1,9 @@
 package io.asofconnect.enrich;
 
+import io.asofconnect.common.record.EventTimes;
+import io.asofconnect.common.record.FieldPath;
+import io.asofconnect.common.record.KeyExtractor;
+
 import io.asofconnect.enrich.EnrichConfig.Mode;
 import io.asofconnect.enrich.EnrichOutcome.Dropped;
 import io.asofconnect.enrich.EnrichOutcome.Enriched;
@@ -98,8 +102,9 @@ public final class EnrichmentEngine implements AutoCloseable {
         }
         this.config = config;
         this.lookup = lookup;
-        this.keys = new KeyExtractor(config);
-        this.times = new EventTimes(config);
+        this.keys = new KeyExtractor(config.keySource(), config.keyFields(), EnrichConfig.KEY_SOURCE, EnrichConfig.KEY_FIELDS);
+        this.times = new EventTimes(config.timeSource(), config.timeField(), config.timeHeader(),
+                new EventTimes.Options(EnrichConfig.TIME_SOURCE, EnrichConfig.TIME_FIELD, EnrichConfig.TIME_HEADER));
         this.schemas = new OutputSchemas(config);
         this.writer = new OutputWriter(config, schemas);
         this.receipts = new ReceiptTimes(lookup, config.readYourWrites());

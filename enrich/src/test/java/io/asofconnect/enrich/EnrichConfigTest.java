@@ -1,5 +1,8 @@
 package io.asofconnect.enrich;
 
+import io.asofconnect.common.record.KeySource;
+import io.asofconnect.common.record.TimeSource;
+
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
@@ -20,9 +23,9 @@ class EnrichConfigTest {
     void defaultsAreParsedIntoTypedFields() {
         EnrichConfig c = new EnrichConfig(Map.of(EnrichConfig.TABLE, "public.customers", EnrichConfig.KEY_FIELDS, "after.customer_id"));
         assertThat(c.table()).isEqualTo("public.customers");
-        assertThat(c.keySource()).isEqualTo(EnrichConfig.KeySource.VALUE);
+        assertThat(c.keySource()).isEqualTo(KeySource.VALUE);
         assertThat(c.keyFields()).extracting(Object::toString).containsExactly("after.customer_id");
-        assertThat(c.timeSource()).isEqualTo(EnrichConfig.TimeSource.RECORD_TIMESTAMP);
+        assertThat(c.timeSource()).isEqualTo(TimeSource.RECORD_TIMESTAMP);
         assertThat(c.mode()).isEqualTo(EnrichConfig.Mode.AS_OF);
         assertThat(c.outputMode()).isEqualTo(EnrichConfig.OutputMode.NESTED);
         assertThat(c.outputField()).isEqualTo("customers");

@@ -27,6 +27,7 @@ class PluginLoadIT {
 
     static final String SINK = "io.asofconnect.sink.ExactlyOnceJdbcSinkConnector";
     static final String SMT = "io.asofconnect.transforms.AsOfEnrich";
+    static final String JOIN = "io.asofconnect.windowjoin.WindowJoinSinkConnector";
 
     /**
      * Validation must not depend on a database being there: the URLs point at a port picked free on loopback,
@@ -79,8 +80,8 @@ class PluginLoadIT {
     }
 
     @Test
-    void workerListsTheSinkAndTheTransformFromPluginPath() {
-        assertThat(worker.rest().pluginClasses()).contains(SINK, SMT);
+    void workerListsTheSinkTheJoinAndTheTransformFromPluginPath() {
+        assertThat(worker.rest().pluginClasses()).contains(SINK, JOIN, SMT);
     }
 
     @Test

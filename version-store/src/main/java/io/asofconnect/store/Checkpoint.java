@@ -1,5 +1,9 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.ByteSink;
+import io.asofconnect.common.data.ByteSource;
+import io.asofconnect.common.data.MalformedEncodingException;
+
 import org.mapdb.Serializer;
 import org.mapdb.SortedTableMap;
 import org.mapdb.volume.MappedFileVol;

@@ -1,5 +1,7 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.MalformedEncodingException;
+
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;

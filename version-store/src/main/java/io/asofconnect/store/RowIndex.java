@@ -1,5 +1,7 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.MalformedEncodingException;
+
 import io.asofconnect.common.lookup.RowKey;
 
 import java.util.ArrayList;

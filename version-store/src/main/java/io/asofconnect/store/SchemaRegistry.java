@@ -1,5 +1,7 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.SchemaCodec;
+
 import org.apache.kafka.connect.data.Schema;
 
 import java.nio.ByteBuffer;

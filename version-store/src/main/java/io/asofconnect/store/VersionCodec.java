@@ -1,5 +1,10 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.RowCodec;
+import io.asofconnect.common.data.ByteSink;
+import io.asofconnect.common.data.ByteSource;
+import io.asofconnect.common.data.MalformedEncodingException;
+
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
 

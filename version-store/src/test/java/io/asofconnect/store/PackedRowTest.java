@@ -1,5 +1,8 @@
 package io.asofconnect.store;
 
+
+import io.asofconnect.common.data.MalformedEncodingException;
+
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;

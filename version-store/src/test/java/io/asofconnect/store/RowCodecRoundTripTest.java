@@ -1,5 +1,10 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.data.RowCodec;
+import io.asofconnect.common.data.SchemaCodec;
+import io.asofconnect.common.data.ByteSink;
+import io.asofconnect.common.data.ByteSource;
+
 import io.asofconnect.common.data.TrustedStruct;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;

@@ -13,6 +13,7 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -26,7 +27,11 @@ import java.util.Optional;
  *   <li><b>Rows and consumed offsets in one transaction.</b> A flush writes the rows of the buffered records of every
  *       partition it covers and sets each partition's next offset in the offsets table ({@link OffsetStore}, layout in
  *       {@link PostgresDialect}) in one transaction: the target holds both or neither. A record that can never be
- *       written goes to the host's {@link BatchWriter.BadRecordHandler} and writes no row, but its offset advances.</li>
+ *       written goes to the host's {@link BatchWriter.BadRecordHandler} and writes no row, but its offset advances.
+ *       Rows a host {@link PartitionState#emit emitted} are written after the records, in the same transaction, and
+ *       consume no offset (a bad one goes to the same handler); the host's {@link SideTables} are written after all
+ *       rows, read when partitions are claimed or reconciled and follow {@link #overwriteOffsets}, always in the
+ *       transaction of that call. The sink has neither ({@link SideTables#NONE}).</li>
  *   <li><b>The epoch is checked in that transaction.</b> {@link #claim} takes each partition over by raising its
  *       epoch in the offsets table. A flush moves a partition's offset only where the row still carries the epoch
  *       this writer claimed, as the last statements before the commit, so the row is locked only for a moment; if
@@ -56,34 +61,43 @@ public final class ExactlyOnceWriter implements AutoCloseable {
     private final BatchWriter rows;
     private final TableCatalog catalog;
     private final WriterMetrics metrics;
+    private final SideTables sideTables;
     private Connection connection;
 
     /**
-     * A writer for these settings; it connects on first use. {@code applicationName} is what the target's
-     * {@code pg_stat_activity} shows for its connection.
+     * A writer for these settings, without side tables; it connects on first use. {@code applicationName} is what
+     * the target's {@code pg_stat_activity} shows for its connection.
      */
     public static ExactlyOnceWriter create(WriterSettings settings, String applicationName, WriterMetrics metrics) {
+        return create(settings, applicationName, metrics, SideTables.NONE);
+    }
+
+    /** As {@link #create(WriterSettings, String, WriterMetrics)}, keeping the host's {@code sideTables} in its transactions. */
+    public static ExactlyOnceWriter create(WriterSettings settings, String applicationName, WriterMetrics metrics, SideTables sideTables) {
         PostgresDialect dialect = new PostgresDialect(settings.tableSchema());
         TableCatalog catalog = settings.schemaEvolution() == SchemaEvolution.BASIC ? new TableCatalog(dialect) : null;
         RowMapper mapper = new RowMapper(settings.rows());
         ConnectionFactory connections = new ConnectionFactory(settings.connectionUrl(), settings.connectionUser(),
                 settings.connectionPassword(), applicationName);
         OffsetStore offsets = new OffsetStore(dialect, settings.offsetsTableName(), settings.connectorName());
-        return new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog, metrics);
+        return new ExactlyOnceWriter(connections, offsets, new BatchWriter(dialect, mapper, catalog), catalog, metrics, sideTables);
     }
 
-    ExactlyOnceWriter(ConnectionFactory connections, OffsetStore offsets, BatchWriter rows, TableCatalog catalog, WriterMetrics metrics) {
+    ExactlyOnceWriter(ConnectionFactory connections, OffsetStore offsets, BatchWriter rows, TableCatalog catalog, WriterMetrics metrics,
+                      SideTables sideTables) {
         this.connections = connections;
         this.offsets = offsets;
         this.rows = rows;
         this.catalog = catalog;
         this.metrics = metrics;
+        this.sideTables = Objects.requireNonNull(sideTables, "sideTables");
     }
 
     /**
-     * Creates the offsets table if needed and takes a new epoch for each partition, in one transaction in which
-     * the server cancels any statement running longer than {@code timeoutMs} (SQLState 57014, transient): a
-     * claim waiting on a row lock cannot outlast the caller's bound.
+     * Creates the offsets table (and the side tables) if needed, takes a new epoch for each partition and reads the
+     * side tables' rows of these partitions, in one transaction in which the server cancels any statement running
+     * longer than {@code timeoutMs} (SQLState 57014, transient): a claim waiting on a row lock cannot outlast the
+     * caller's bound.
      */
     public Map<TopicPartition, OffsetStore.Claim> claim(Collection<TopicPartition> partitions, long timeoutMs) throws SQLException {
         Connection c = connection();
@@ -93,10 +107,12 @@ public final class ExactlyOnceWriter implements AutoCloseable {
                 ps.execute();
             }
             offsets.ensureTable(c);
+            sideTables.ensure(c);
             Map<TopicPartition, OffsetStore.Claim> claims = new LinkedHashMap<>();
             for (TopicPartition tp : partitions) {
                 claims.put(tp, offsets.claim(c, tp));
             }
+            sideTables.read(c, partitions);
             c.commit();
             return claims;
         } catch (SQLException | RuntimeException e) {
@@ -106,9 +122,11 @@ public final class ExactlyOnceWriter implements AutoCloseable {
     }
 
     /**
-     * Writes the buffered records of these partitions and moves their offsets, in one transaction. The
-     * offsets rows are updated last, just before the commit, so their locks are held only for a moment: a new
-     * owner claiming a partition in {@code open} does not wait behind a long (or frozen) flush, and the
+     * Writes the buffered records of these partitions, then the rows they emitted, then their side tables' rows,
+     * and moves their offsets, in one transaction. A partition is flushed when it has something to commit
+     * ({@link PartitionState#hasUncommitted}): one that only emitted rows or changed keeps its next offset, but its
+     * epoch is checked all the same. The offsets rows are updated last, just before the commit, so their locks are
+     * held only for a moment: a new owner claiming a partition in {@code open} does not wait behind a long (or frozen) flush, and the
      * flush, finding another epoch on the row, rolls everything back. Partitions whose close has begun are left
      * out; if one begins closing during the flush, it rolls back and returns false, writing nothing.
      */
@@ -120,6 +138,7 @@ public final class ExactlyOnceWriter implements AutoCloseable {
         }
         List<SinkRecord> records = new ArrayList<>();
         dirty.forEach(s -> records.addAll(s.buffered()));
+        dirty.forEach(s -> records.addAll(s.emitted()));
         long start = System.nanoTime();
         int[] skipped = {0};
         Connection c = connection();
@@ -135,6 +154,7 @@ public final class ExactlyOnceWriter implements AutoCloseable {
                     skipped[0]++;
                 });
             }
+            sideTables.write(c, dirty);
             advanceAll(c, dirty);
             if (!revocations.commitUnlessRevoked(c, dirty)) {
                 c.rollback();
@@ -166,7 +186,9 @@ public final class ExactlyOnceWriter implements AutoCloseable {
     /**
      * After a failure, learns from the offsets table what actually committed: a commit whose outcome was
      * lost with the connection shows as a next offset past ours (only our epoch can move it). Fenced if
-     * another task took a partition over meanwhile.
+     * another task took a partition over meanwhile. Then reads the side tables' rows of these partitions: a flush
+     * that moved no offset (it only emitted rows or changed side tables) cannot be told committed from the offsets
+     * row, so a host with side tables rebuilds from what they hold ({@link PartitionState#discardUncommitted}).
      */
     public void reconcile(Collection<PartitionState> states) throws SQLException {
         Connection c = connection();
@@ -187,6 +209,7 @@ public final class ExactlyOnceWriter implements AutoCloseable {
                             + " Restart the connector to continue from the row's offset");
                 }
             }
+            sideTables.read(c, states.stream().map(PartitionState::partition).toList());
             c.commit();
         } catch (SQLException | RuntimeException e) {
             abandon();
@@ -196,15 +219,18 @@ public final class ExactlyOnceWriter implements AutoCloseable {
 
     /**
      * Sets each partition's next offset ({@code null}: back to "no offset yet"), raising its epoch so that any task
-     * holding it is fenced; creates the offsets table if needed. One transaction: all or nothing.
+     * holding it is fenced, and lets the side tables follow ({@link SideTables#overwrite}); creates the offsets table
+     * and the side tables if needed. One transaction: all or nothing.
      */
     public void overwriteOffsets(Map<TopicPartition, Long> nextOffsets) throws SQLException {
         Connection c = connection();
         try {
             offsets.ensureTable(c);
+            sideTables.ensure(c);
             for (Map.Entry<TopicPartition, Long> e : nextOffsets.entrySet()) {
                 offsets.overwrite(c, e.getKey(), e.getValue());
             }
+            sideTables.overwrite(c, nextOffsets);
             c.commit();
         } catch (SQLException | RuntimeException e) {
             abandon();

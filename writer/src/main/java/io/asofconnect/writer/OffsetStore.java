@@ -36,8 +36,13 @@ public final class OffsetStore {
 
     /** Creates the table when it does not exist; checks first so that a user without CREATE can use an existing table. */
     void ensureTable(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(dialect.offsetsTableExists())) {
-            ps.setString(1, dialect.table(table));
+        createIfAbsent(c, dialect.table(table), dialect.createOffsetsTable(table));
+    }
+
+    /** {@link SideTables#createIfAbsent}. */
+    static void createIfAbsent(Connection c, String qualifiedName, String createStatement) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(PostgresDialect.tableExists())) {
+            ps.setString(1, qualifiedName);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 if (rs.getBoolean(1)) {
@@ -45,11 +50,11 @@ public final class OffsetStore {
                 }
             }
         }
-        try (PreparedStatement lock = c.prepareStatement(dialect.ddlLock())) {
-            lock.setString(1, dialect.table(table));
+        try (PreparedStatement lock = c.prepareStatement(PostgresDialect.ddlLock())) {
+            lock.setString(1, qualifiedName);
             lock.execute();
         }
-        try (PreparedStatement ps = c.prepareStatement(dialect.createOffsetsTable(table))) {
+        try (PreparedStatement ps = c.prepareStatement(createStatement)) {
             ps.execute();
         }
     }

@@ -17,6 +17,10 @@ import java.util.Set;
  *
  * <p>Every record moves through, in offset order: held (optional) → accepted (buffered to be written, or
  * skipped: it writes nothing but its offset still advances) → committed.
+ *
+ * <p>A host may also {@link #emit} rows of its own making (the window join's results), which the next commit writes
+ * after the buffered records but which consume no offset, and {@link #markChanged mark} the partition when only its
+ * {@link SideTables} rows changed. The sink does neither.
  */
 public final class PartitionState {
     /**
@@ -32,6 +36,8 @@ public final class PartitionState {
     private long committedNext;
     private long acceptedNext;
     private final List<SinkRecord> buffer = new ArrayList<>();
+    private final List<SinkRecord> emitted = new ArrayList<>();
+    private boolean changed;
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private boolean paused;
     /** Offsets reported as errant since the last commit: a retried flush meets them again and must not report them twice. */
@@ -111,13 +117,55 @@ public final class PartitionState {
         reported.add(offset);
     }
 
-    public boolean hasUncommitted() {
-        return acceptedNext != committedNext;
+    /**
+     * A row to be written with this partition's next commit, after its buffered records; it consumes no offset. Its
+     * rows go through the writer's row mapping like records do: a row that can never be written goes to the flush's
+     * {@link BatchWriter.BadRecordHandler}.
+     */
+    public void emit(SinkRecord row) {
+        emitted.add(row);
     }
 
-    /** The target now holds everything before {@code next}: those records leave the buffer. */
+    /** The rows emitted since the last commit, in the order they were emitted. */
+    public List<SinkRecord> emitted() {
+        return emitted;
+    }
+
+    /**
+     * The partition has something to commit though it accepted no record and emitted no row: its side tables changed
+     * (a watermark moved, say). The next flush then commits it, checking its epoch as always.
+     */
+    public void markChanged() {
+        changed = true;
+    }
+
+    /** Whether the next flush has something to commit for this partition: an accepted record, an emitted row or a change. */
+    public boolean hasUncommitted() {
+        return acceptedNext != committedNext || !emitted.isEmpty() || changed;
+    }
+
+    /**
+     * Forgets everything since the last commit: buffered and held records, emitted rows, the changed mark; the
+     * accepted position goes back to {@link #committedNext}. For a host that rebuilds its state from the committed one
+     * after a failed flush (and rewinds its consumer there). Offsets already reported as errant stay known, so that
+     * the replay does not report them again.
+     */
+    public void discardUncommitted() {
+        buffer.clear();
+        held.clear();
+        emitted.clear();
+        changed = false;
+        acceptedNext = committedNext;
+    }
+
+    /**
+     * The target now holds everything before {@code next}: those records leave the buffer. The emitted rows and the
+     * changed mark are cleared: a commit at or past the last one holds them.
+     */
     public void committed(long next) {
         committedNext = next;
+        emitted.clear();
+        changed = false;
         buffer.removeIf(r -> r.originalKafkaOffset() < next);
         reported.removeIf(o -> o < next);
         if (acceptedNext == OffsetStore.NO_OFFSET || acceptedNext < next) {

@@ -51,8 +51,16 @@ public final class PostgresDialect {
         return '"' + identifier.replace("\"", "\"\"") + '"';
     }
 
-    String table(String name) {
+    /**
+     * A table as statements name it: {@code "schema"."name"}, each part {@link #quote quoted}. Also what
+     * {@code to_regclass} and the DDL lock take; for a host's {@link SideTables}, in {@link WriterSettings#tableSchema}.
+     */
+    public static String qualified(String schema, String name) {
         return quote(schema) + '.' + quote(name);
+    }
+
+    String table(String name) {
+        return qualified(schema, name);
     }
 
     String insert(RowChange.Shape s) {
@@ -108,7 +116,7 @@ public final class PostgresDialect {
     }
 
     /** Serialises concurrent DDL by several tasks on one table name; parameter: a lock key text. */
-    String ddlLock() {
+    static String ddlLock() {
         return "SELECT pg_advisory_xact_lock(hashtext(?))";
     }
 
@@ -123,7 +131,8 @@ public final class PostgresDialect {
 
     // ---- offsets table ----
 
-    String offsetsTableExists() {
+    /** Parameter: the table, {@link #qualified}; returns whether it exists. */
+    static String tableExists() {
         return "SELECT to_regclass(?) IS NOT NULL";
     }
 

@@ -82,7 +82,7 @@ final class TableCatalog {
     }
 
     private void lock(Connection c, String table) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(dialect.ddlLock())) {
+        try (PreparedStatement ps = c.prepareStatement(PostgresDialect.ddlLock())) {
             ps.setString(1, dialect.table(table));
             ps.execute();
         }

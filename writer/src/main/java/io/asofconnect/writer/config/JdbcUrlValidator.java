@@ -1,4 +1,4 @@
-package io.asofconnect.sink.config;
+package io.asofconnect.writer.config;
 
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
 import org.apache.kafka.common.config.ConfigDef;
@@ -42,7 +42,7 @@ public final class JdbcUrlValidator implements ConfigDef.Validator {
             }
             if (lower.equals(PASSWORD_PROPERTY)) {
                 throw new ConfigException(name + " carries a password; remove it from the URL and set "
-                        + ExactlyOnceJdbcSinkConfig.CONNECTION_PASSWORD + " instead, which is never shown or logged");
+                        + WriterOptions.CONNECTION_PASSWORD + " instead, which is never shown or logged");
             }
         }
     }
@@ -54,7 +54,7 @@ public final class JdbcUrlValidator implements ConfigDef.Validator {
      */
     public static void warnIfWeakTls(String url, org.slf4j.Logger log, String who) {
         weakSslMode(url).ifPresent(mode -> log.warn("{}: {} uses sslmode={}, which allows unencrypted or unauthenticated"
-                + " connections; use sslmode=verify-full", who, ExactlyOnceJdbcSinkConfig.CONNECTION_URL, mode));
+                + " connections; use sslmode=verify-full", who, WriterOptions.CONNECTION_URL, mode));
     }
 
     /**

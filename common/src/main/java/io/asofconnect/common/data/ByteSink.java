@@ -1,14 +1,14 @@
-package io.asofconnect.store;
+package io.asofconnect.common.data;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /** A growable byte buffer with the few primitives the store's encodings use (varints are zig-zag where signed). */
-final class ByteSink {
+public final class ByteSink {
     private byte[] buf;
     private int size;
 
-    ByteSink(int initial) {
+    public ByteSink(int initial) {
         buf = new byte[Math.max(16, initial)];
     }
 
@@ -18,27 +18,27 @@ final class ByteSink {
         }
     }
 
-    ByteSink write(int b) {
+    public ByteSink write(int b) {
         ensure(1);
         buf[size++] = (byte) b;
         return this;
     }
 
-    ByteSink write(byte[] b) {
+    public ByteSink write(byte[] b) {
         ensure(b.length);
         System.arraycopy(b, 0, buf, size, b.length);
         size += b.length;
         return this;
     }
 
-    ByteSink write(byte[] b, int off, int len) {
+    public ByteSink write(byte[] b, int off, int len) {
         ensure(len);
         System.arraycopy(b, off, buf, size, len);
         size += len;
         return this;
     }
 
-    ByteSink writeInt(int v) {
+    public ByteSink writeInt(int v) {
         ensure(4);
         buf[size++] = (byte) (v >>> 24);
         buf[size++] = (byte) (v >>> 16);
@@ -47,13 +47,13 @@ final class ByteSink {
         return this;
     }
 
-    ByteSink writeLong(long v) {
+    public ByteSink writeLong(long v) {
         writeInt((int) (v >>> 32));
         return writeInt((int) v);
     }
 
     /** Unsigned LEB128. */
-    ByteSink writeUnsignedVarLong(long v) {
+    public ByteSink writeUnsignedVarLong(long v) {
         ensure(10);
         while ((v & ~0x7FL) != 0) {
             buf[size++] = (byte) ((v & 0x7F) | 0x80);
@@ -63,26 +63,26 @@ final class ByteSink {
         return this;
     }
 
-    ByteSink writeVarLong(long v) {
+    public ByteSink writeVarLong(long v) {
         return writeUnsignedVarLong((v << 1) ^ (v >> 63));
     }
 
     /** A non-negative length or count. */
-    ByteSink writeLength(int n) {
+    public ByteSink writeLength(int n) {
         return writeUnsignedVarLong(n);
     }
 
-    ByteSink writeBytesWithLength(byte[] b) {
+    public ByteSink writeBytesWithLength(byte[] b) {
         writeLength(b.length);
         return write(b);
     }
 
-    ByteSink writeString(String s) {
+    public ByteSink writeString(String s) {
         return writeBytesWithLength(s.getBytes(StandardCharsets.UTF_8));
     }
 
     /** A string that may be null: a presence byte, then the string. */
-    ByteSink writeNullableString(String s) {
+    public ByteSink writeNullableString(String s) {
         if (s == null) {
             return write(0);
         }
@@ -90,23 +90,23 @@ final class ByteSink {
         return writeString(s);
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 
     /** Overwrites four bytes already written, at {@code pos}. */
-    void setInt(int pos, int v) {
+    public void setInt(int pos, int v) {
         buf[pos] = (byte) (v >>> 24);
         buf[pos + 1] = (byte) (v >>> 16);
         buf[pos + 2] = (byte) (v >>> 8);
         buf[pos + 3] = (byte) v;
     }
 
-    byte[] array() {
+    public byte[] array() {
         return buf;
     }
 
-    byte[] toByteArray() {
+    public byte[] toByteArray() {
         return Arrays.copyOf(buf, size);
     }
 }

@@ -1,4 +1,4 @@
-package io.asofconnect.store;
+package io.asofconnect.common.data;
 
 import org.apache.kafka.connect.data.ConnectSchema;
 import org.apache.kafka.connect.data.Field;
@@ -22,19 +22,19 @@ import java.util.TreeMap;
  * the struct's fields (count, then name and schema each), the array's element schema, or the map's key
  * and value schemas.
  */
-final class SchemaCodec {
+public final class SchemaCodec {
     private static final Schema.Type[] TYPES = Schema.Type.values();
 
     private SchemaCodec() {
     }
 
-    static byte[] encode(Schema schema) {
+    public static byte[] encode(Schema schema) {
         ByteSink out = new ByteSink(64);
         write(schema, out);
         return out.toByteArray();
     }
 
-    static Schema decode(byte[] bytes, int offset) {
+    public static Schema decode(byte[] bytes, int offset) {
         ByteSource in = new ByteSource(bytes, offset);
         Schema s = read(in);
         if (!in.atEnd()) {

@@ -1,4 +1,4 @@
-package io.asofconnect.sink.config;
+package io.asofconnect.writer.config;
 
 import io.asofconnect.writer.PostgresDialect;
 import org.apache.kafka.common.config.ConfigDef;
@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Set;
 
 /** A list, possibly empty, of distinct column names, each a Postgres identifier ({@link IdentifierValidator}). */
-final class IdentifierListValidator implements ConfigDef.Validator {
+public final class IdentifierListValidator implements ConfigDef.Validator {
     @Override
     public void ensureValid(String name, Object value) {
         if (value == null) {

@@ -1,6 +1,5 @@
-package io.asofconnect.enrich;
+package io.asofconnect.common.record;
 
-import io.asofconnect.enrich.EnrichConfig.TimeSource;
 import org.apache.kafka.connect.connector.ConnectRecord;
 import org.apache.kafka.connect.errors.DataException;
 import org.apache.kafka.connect.header.Header;
@@ -10,48 +9,55 @@ import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
 import java.util.Date;
 
-/** Reads a record's event time, in epoch millis, from where {@code enrich.time.source} says. */
-final class EventTimes {
+/** Reads a record's event time, in epoch millis, from where its time-source option says. */
+public final class EventTimes {
+    /** The three option names a time source is configured by, for messages. */
+    public record Options(String source, String field, String header) {
+    }
+
     private final TimeSource source;
     private final FieldPath field;
     private final String header;
+    private final Options options;
 
-    EventTimes(EnrichConfig config) {
-        this.source = config.timeSource();
-        this.field = config.timeField();
-        this.header = config.timeHeader();
+    /** {@code field} is used with {@link TimeSource#FIELD}, {@code header} with {@link TimeSource#HEADER}. */
+    public EventTimes(TimeSource source, FieldPath field, String header, Options options) {
+        this.source = source;
+        this.field = field;
+        this.header = header;
+        this.options = options;
     }
 
-    long of(ConnectRecord<?> record) {
+    public long of(ConnectRecord<?> record) {
         return switch (source) {
             case RECORD_TIMESTAMP -> {
                 if (record.timestamp() == null) {
-                    throw new DataException("the record has no timestamp, but " + EnrichConfig.TIME_SOURCE
-                            + "=RECORD_TIMESTAMP; set " + EnrichConfig.TIME_SOURCE + " to FIELD or HEADER");
+                    throw new DataException("the record has no timestamp, but " + options.source()
+                            + "=RECORD_TIMESTAMP; set " + options.source() + " to FIELD or HEADER");
                 }
                 yield record.timestamp();
             }
             case FIELD -> {
-                Object v = field.resolve(record.value(), EnrichConfig.TIME_FIELD);
+                Object v = field.resolve(record.value(), options.field());
                 if (v == null || v == FieldPath.MISSING) {
-                    throw new DataException("the event-time field " + EnrichConfig.TIME_FIELD + "=" + field
+                    throw new DataException("the event-time field " + options.field() + "=" + field
                             + (v == null ? " is null" : " is missing") + " in the record value");
                 }
-                yield millis(v, EnrichConfig.TIME_FIELD + "=" + field);
+                yield millis(v, options.field() + "=" + field);
             }
             case HEADER -> {
                 Header h = record.headers().lastWithName(header);
                 if (h == null || h.value() == null) {
-                    throw new DataException("the event-time header " + EnrichConfig.TIME_HEADER + "=" + header
+                    throw new DataException("the event-time header " + options.header() + "=" + header
                             + (h == null ? " is missing" : " is null") + " in the record");
                 }
-                yield millis(h.value(), EnrichConfig.TIME_HEADER + "=" + header);
+                yield millis(h.value(), options.header() + "=" + header);
             }
         };
     }
 
     /** Epoch millis from a number, a string of digits, an ISO-8601 instant or offset date-time, or a Date. */
-    static long millis(Object v, String where) {
+    public static long millis(Object v, String where) {
         if (v instanceof Byte || v instanceof Short || v instanceof Integer || v instanceof Long) {
             return ((Number) v).longValue();
         }

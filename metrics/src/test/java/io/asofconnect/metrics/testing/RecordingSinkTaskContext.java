@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.metrics.testing;
 
 import io.asofconnect.metrics.LocalPluginMetrics;
 import org.apache.kafka.common.TopicPartition;
@@ -14,18 +14,18 @@ import java.util.Map;
 import java.util.Set;
 
 /** A small real {@link SinkTaskContext} that records what the task asks of the worker. */
-final class RecordingSinkTaskContext implements SinkTaskContext {
-    final Map<TopicPartition, Long> offsets = new HashMap<>();
-    final Set<TopicPartition> paused = new LinkedHashSet<>();
-    final List<String> calls = new ArrayList<>();
-    final Set<TopicPartition> assignment = new LinkedHashSet<>();
+public final class RecordingSinkTaskContext implements SinkTaskContext {
+    public final Map<TopicPartition, Long> offsets = new HashMap<>();
+    public final Set<TopicPartition> paused = new LinkedHashSet<>();
+    public final List<String> calls = new ArrayList<>();
+    public final Set<TopicPartition> assignment = new LinkedHashSet<>();
     private final Map<String, String> configs;
     private final ErrantRecordReporter reporter;
-    long timeoutMs = -1;
+    public long timeoutMs = -1;
     /** The task's metrics, readable as a worker's reporter would read them. */
-    final LocalPluginMetrics metrics = new LocalPluginMetrics();
+    public final LocalPluginMetrics metrics = new LocalPluginMetrics();
 
-    RecordingSinkTaskContext(Map<String, String> configs, ErrantRecordReporter reporter) {
+    public RecordingSinkTaskContext(Map<String, String> configs, ErrantRecordReporter reporter) {
         this.configs = configs;
         this.reporter = reporter;
     }
@@ -42,7 +42,7 @@ final class RecordingSinkTaskContext implements SinkTaskContext {
     @Override public PluginMetrics pluginMetrics() { return metrics; }
 
     /** The current value of one of the task's metrics. */
-    double metric(String name) {
+    public double metric(String name) {
         return metrics.registry().metrics().entrySet().stream().filter(e -> e.getKey().name().equals(name))
                 .map(e -> ((Number) e.getValue().metricValue()).doubleValue()).findFirst()
                 .orElseThrow(() -> new AssertionError("no metric " + name + " in " + metrics.registry().metrics().keySet()));

@@ -1,11 +1,11 @@
-package io.asofconnect.sink.config;
+package io.asofconnect.writer.config;
 
 import io.asofconnect.writer.PostgresDialect;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 
 /** A non-empty Postgres identifier that fits in 63 bytes and has no NUL; it is always quoted, so any other character is fine. */
-final class IdentifierValidator implements ConfigDef.Validator {
+public final class IdentifierValidator implements ConfigDef.Validator {
     @Override
     public void ensureValid(String name, Object value) {
         String problem = value == null ? "is required" : PostgresDialect.identifierProblem(value.toString());

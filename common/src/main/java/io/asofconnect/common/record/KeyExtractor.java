@@ -1,6 +1,5 @@
-package io.asofconnect.enrich;
+package io.asofconnect.common.record;
 
-import io.asofconnect.enrich.EnrichConfig.KeySource;
 import io.asofconnect.common.lookup.KeyValues;
 import io.asofconnect.common.lookup.RowKey;
 import org.apache.kafka.connect.connector.ConnectRecord;
@@ -18,13 +17,16 @@ import java.util.List;
  * Connect {@code Date} or a Debezium {@code io.debezium.time.Date} and stored from a Postgres {@code date}
  * then meet in the same ISO text, a timestamp in the same epoch microseconds.
  */
-final class KeyExtractor {
+public final class KeyExtractor {
     private final KeySource source;
     private final List<FieldPath> paths;
     private final FieldPath[] pathArray;
     /** Per path, where its value comes from, for messages: built once, not per record. */
     private final String[] pathWhere;
     private final String keyWhere;
+    /** The option names, for messages. */
+    private final String fieldsOption;
+    private final String sourceOption;
     /** The key paths' schemas under the latest root schema seen (a stream nearly always has one). */
     private volatile PathSchemas latest;
 
@@ -32,15 +34,21 @@ final class KeyExtractor {
     private record PathSchemas(Schema root, Schema[] schemas) {
     }
 
-    KeyExtractor(EnrichConfig config) {
-        this.source = config.keySource();
-        this.paths = config.keyFields();
-        this.pathArray = paths.toArray(new FieldPath[0]);
+    /**
+     * Reads the key from {@code source}: the whole record key when {@code paths} is empty, else the value at each
+     * path. {@code sourceOption} and {@code fieldsOption} are the option names the user set, for messages.
+     */
+    public KeyExtractor(KeySource source, List<FieldPath> paths, String sourceOption, String fieldsOption) {
+        this.source = source;
+        this.paths = List.copyOf(paths);
+        this.sourceOption = sourceOption;
+        this.fieldsOption = fieldsOption;
+        this.pathArray = this.paths.toArray(new FieldPath[0]);
         this.pathWhere = new String[pathArray.length];
         for (int i = 0; i < pathArray.length; i++) {
-            pathWhere[i] = EnrichConfig.KEY_FIELDS + " path " + pathArray[i];
+            pathWhere[i] = fieldsOption + " path " + pathArray[i];
         }
-        this.keyWhere = EnrichConfig.KEY_FIELDS + "=" + paths;
+        this.keyWhere = fieldsOption + "=" + paths;
     }
 
     /**
@@ -49,7 +57,7 @@ final class KeyExtractor {
      *
      * @throws DataException when a key value has a type a primary key cannot have
      */
-    RowKey of(ConnectRecord<?> record) {
+    public RowKey of(ConnectRecord<?> record) {
         Object root = source == KeySource.KEY ? record.key() : record.value();
         Schema rootSchema = source == KeySource.KEY ? record.keySchema() : record.valueSchema();
         if (pathArray.length == 0) {
@@ -58,7 +66,7 @@ final class KeyExtractor {
         }
         Schema[] schemas = schemasUnder(rootSchema);
         if (pathArray.length == 1) {
-            Object v = pathArray[0].resolve(root, EnrichConfig.KEY_FIELDS);
+            Object v = pathArray[0].resolve(root, fieldsOption);
             if (v == null || v == FieldPath.MISSING) {
                 return null;
             }
@@ -66,7 +74,7 @@ final class KeyExtractor {
         }
         List<Object> components = new ArrayList<>(pathArray.length);
         for (int i = 0; i < pathArray.length; i++) {
-            Object v = pathArray[i].resolve(root, EnrichConfig.KEY_FIELDS);
+            Object v = pathArray[i].resolve(root, fieldsOption);
             if (v == null || v == FieldPath.MISSING) {
                 return null;
             }
@@ -89,15 +97,15 @@ final class KeyExtractor {
     }
 
     /** Which path is missing or null, for the message; never the values of the others. */
-    String describeMissing(ConnectRecord<?> record) {
+    public String describeMissing(ConnectRecord<?> record) {
         Object root = source == KeySource.KEY ? record.key() : record.value();
         if (paths.isEmpty()) {
-            return "the record key is null (" + EnrichConfig.KEY_SOURCE + "=KEY)";
+            return "the record key is null (" + sourceOption + "=KEY)";
         }
         for (FieldPath p : paths) {
-            Object v = p.resolve(root, EnrichConfig.KEY_FIELDS);
+            Object v = p.resolve(root, fieldsOption);
             if (v == null || v == FieldPath.MISSING) {
-                return "the key field " + EnrichConfig.KEY_FIELDS + " path " + p + " is "
+                return "the key field " + fieldsOption + " path " + p + " is "
                         + (v == null ? "null" : "missing") + " in the record " + source.name().toLowerCase();
             }
         }

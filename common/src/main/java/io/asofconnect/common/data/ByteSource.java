@@ -1,4 +1,4 @@
-package io.asofconnect.store;
+package io.asofconnect.common.data;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -7,17 +7,17 @@ import java.util.Arrays;
  * Reads what {@link ByteSink} wrote. Every read is bounds-checked and throws
  * {@link MalformedEncodingException} past the end, so damaged bytes can never be read as data.
  */
-final class ByteSource {
+public final class ByteSource {
     private final byte[] buf;
     private int pos;
     private final int end;
 
-    ByteSource(byte[] buf, int offset) {
+    public ByteSource(byte[] buf, int offset) {
         this(buf, offset, buf.length);
     }
 
     /** Reads {@code buf[offset, end)} only: a slice of a larger array, such as one version of a packed row. */
-    ByteSource(byte[] buf, int offset, int end) {
+    public ByteSource(byte[] buf, int offset, int end) {
         if (offset < 0 || end > buf.length || offset > end) {
             throw new MalformedEncodingException("slice [" + offset + ", " + end + ") outside " + buf.length + " bytes");
         }
@@ -32,25 +32,25 @@ final class ByteSource {
         }
     }
 
-    int read() {
+    public int read() {
         need(1);
         return buf[pos++] & 0xFF;
     }
 
-    int readInt() {
+    public int readInt() {
         need(4);
         int v = ((buf[pos] & 0xFF) << 24) | ((buf[pos + 1] & 0xFF) << 16) | ((buf[pos + 2] & 0xFF) << 8) | (buf[pos + 3] & 0xFF);
         pos += 4;
         return v;
     }
 
-    long readLong() {
+    public long readLong() {
         long hi = readInt() & 0xFFFFFFFFL;
         long lo = readInt() & 0xFFFFFFFFL;
         return (hi << 32) | lo;
     }
 
-    long readUnsignedVarLong() {
+    public long readUnsignedVarLong() {
         long v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             int b = read();
@@ -62,12 +62,12 @@ final class ByteSource {
         throw new MalformedEncodingException("varint longer than 10 bytes at " + pos);
     }
 
-    long readVarLong() {
+    public long readVarLong() {
         long u = readUnsignedVarLong();
         return (u >>> 1) ^ -(u & 1);
     }
 
-    int readLength() {
+    public int readLength() {
         long n = readUnsignedVarLong();
         if (n > Integer.MAX_VALUE) {
             throw new MalformedEncodingException("length " + n + " at " + pos + " is out of range");
@@ -75,7 +75,7 @@ final class ByteSource {
         return (int) n;
     }
 
-    byte[] readBytesWithLength() {
+    public byte[] readBytesWithLength() {
         int n = readLength();
         need(n);
         byte[] b = Arrays.copyOfRange(buf, pos, pos + n);
@@ -83,7 +83,7 @@ final class ByteSource {
         return b;
     }
 
-    String readString() {
+    public String readString() {
         int n = readLength();
         need(n);
         String s = new String(buf, pos, n, StandardCharsets.UTF_8);
@@ -91,7 +91,7 @@ final class ByteSource {
         return s;
     }
 
-    String readNullableString() {
+    public String readNullableString() {
         int present = read();
         if (present == 0) {
             return null;
@@ -102,16 +102,16 @@ final class ByteSource {
         return readString();
     }
 
-    boolean atEnd() {
+    public boolean atEnd() {
         return pos == end;
     }
 
-    int position() {
+    public int position() {
         return pos;
     }
 
     /** A count that sizes an allocation: it cannot exceed the bytes left, since every element takes at least one byte. */
-    int readCount() {
+    public int readCount() {
         int n = readLength();
         if (n > end - pos) {
             throw new MalformedEncodingException("count " + n + " at " + pos + " exceeds the " + (end - pos) + " bytes left");

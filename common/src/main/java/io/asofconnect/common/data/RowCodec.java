@@ -1,4 +1,4 @@
-package io.asofconnect.store;
+package io.asofconnect.common.data;
 
 import io.asofconnect.common.data.TrustedStruct;
 import org.apache.kafka.connect.data.Date;
@@ -31,15 +31,15 @@ import java.util.Map;
  * like) are plain named primitives or structs and need nothing special. Text is assumed to be valid
  * Unicode, as Postgres guarantees; a Java string with a lone surrogate would not round-trip.
  */
-final class RowCodec {
+public final class RowCodec {
     private RowCodec() {
     }
 
-    static void writeStruct(Struct row, ByteSink out) {
+    public static void writeStruct(Struct row, ByteSink out) {
         writeValue(row.schema(), row, out);
     }
 
-    static Struct readStruct(Schema schema, ByteSource in) {
+    public static Struct readStruct(Schema schema, ByteSource in) {
         if (schema.type() != Schema.Type.STRUCT) {
             throw new MalformedEncodingException("row schema is " + schema.type() + ", expected STRUCT");
         }
@@ -47,7 +47,7 @@ final class RowCodec {
     }
 
     /** Writes a non-null value of {@code schema}. */
-    static void writeValue(Schema schema, Object value, ByteSink out) {
+    public static void writeValue(Schema schema, Object value, ByteSink out) {
         String logical = schema.name();
         if (logical != null) {
             switch (logical) {
@@ -143,7 +143,7 @@ final class RowCodec {
     }
 
     /** Reads a non-null value of {@code schema}. */
-    static Object readValue(Schema schema, ByteSource in) {
+    public static Object readValue(Schema schema, ByteSource in) {
         String logical = schema.name();
         if (logical != null) {
             switch (logical) {

@@ -1,4 +1,4 @@
-package io.asofconnect.enrich;
+package io.asofconnect.common.record;
 
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
@@ -106,7 +106,7 @@ public final class FieldPath {
     }
 
     /** Accepts a valid path, or null when {@code nullable}. */
-    static ConfigDef.Validator validator(boolean nullable) {
+    public static ConfigDef.Validator validator(boolean nullable) {
         return new ConfigDef.Validator() {
             @Override
             public void ensureValid(String name, Object value) {
@@ -124,7 +124,7 @@ public final class FieldPath {
     }
 
     /** Accepts a list of valid paths (possibly empty). */
-    static ConfigDef.Validator listValidator() {
+    public static ConfigDef.Validator listValidator() {
         return new ConfigDef.Validator() {
             @Override
             public void ensureValid(String name, Object value) {

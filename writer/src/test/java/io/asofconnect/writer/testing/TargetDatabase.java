@@ -1,4 +1,4 @@
-package io.asofconnect.sink;
+package io.asofconnect.writer.testing;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 
@@ -16,7 +16,7 @@ import java.util.List;
  * A real Postgres for the target, with durable commits so that a restart test means what it says. Listens
  * on TCP only: a Unix socket lock file left by a dead server would block the next start here.
  */
-final class TargetDatabase implements AutoCloseable {
+public final class TargetDatabase implements AutoCloseable {
     private final Path dataDir;
     private final int port;
     private final java.util.Map<String, String> extraConfig;
@@ -28,12 +28,12 @@ final class TargetDatabase implements AutoCloseable {
         this.extraConfig = extraConfig;
     }
 
-    static TargetDatabase start() throws IOException {
+    public static TargetDatabase start() throws IOException {
         return start(java.util.Map.of());
     }
 
     /** Also a CDC source: the replica of the enrichment reads from it. */
-    static TargetDatabase startWithLogicalDecoding() throws IOException {
+    public static TargetDatabase startWithLogicalDecoding() throws IOException {
         return start(java.util.Map.of("wal_level", "logical", "max_replication_slots", "4", "max_wal_senders", "4",
                 "track_commit_timestamp", "on", "wal_sender_timeout", "5s"));
     }
@@ -44,7 +44,7 @@ final class TargetDatabase implements AutoCloseable {
         return db;
     }
 
-    int port() {
+    public int port() {
         return port;
     }
 
@@ -75,13 +75,13 @@ final class TargetDatabase implements AutoCloseable {
     }
 
     /** Stops the server (fast shutdown) and starts it again on the same data directory and port. */
-    void stop() throws IOException {
+    public void stop() throws IOException {
         pg.close();
         pg = null;
         clearStaleLock();
     }
 
-    void restart() throws IOException {
+    public void restart() throws IOException {
         startServer();
     }
 
@@ -99,15 +99,15 @@ final class TargetDatabase implements AutoCloseable {
         }
     }
 
-    String url() {
+    public String url() {
         return "jdbc:postgresql://127.0.0.1:" + port + "/postgres";
     }
 
-    Connection connect() throws SQLException {
+    public Connection connect() throws SQLException {
         return java.sql.DriverManager.getConnection(url(), "postgres", "postgres");
     }
 
-    void execute(String... sql) throws SQLException {
+    public void execute(String... sql) throws SQLException {
         try (Connection c = connect(); Statement s = c.createStatement()) {
             for (String q : sql) {
                 s.execute(q);
@@ -116,7 +116,7 @@ final class TargetDatabase implements AutoCloseable {
     }
 
     /** Rows of the first column of a query, as text. */
-    List<String> column(String sql) throws SQLException {
+    public List<String> column(String sql) throws SQLException {
         List<String> out = new ArrayList<>();
         try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             while (rs.next()) {
@@ -126,14 +126,14 @@ final class TargetDatabase implements AutoCloseable {
         return out;
     }
 
-    long scalar(String sql) throws SQLException {
+    public long scalar(String sql) throws SQLException {
         try (Connection c = connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();
             return rs.getLong(1);
         }
     }
 
-    static int freePort() throws IOException {
+    public static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             return s.getLocalPort();
         }
