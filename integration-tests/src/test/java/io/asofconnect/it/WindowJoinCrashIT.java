@@ -94,14 +94,20 @@ class WindowJoinCrashIT {
             producing.start();
             try {
                 for (int kill = 1; kill <= 2; kill++) {
-                    long before = target.rowCount(CRASHED_TABLE);
-                    awaitGrowth(target, before, "the join's committed rows to grow before kill " + kill);
+                    // Two commits with rows in a row: the join is writing steadily, not just starting.
+                    awaitGrowth(target, target.rowCount(CRASHED_TABLE), "the join to commit rows before kill " + kill);
+                    awaitGrowth(target, target.rowCount(CRASHED_TABLE), "the join's committed rows to grow before kill "
+                            + kill);
                     assertThat(stream.ended()).as("input still flowing at kill %s", kill).isFalse();
                     crashing.kill();
                     long atKill = target.rowCount(CRASHED_TABLE);
                     rowsAtKills.add(atKill);
+                    long toReplay = heldSpan(target, stream.leftTopic()) + heldSpan(target, stream.rightTopic());
                     System.out.println("SIGKILLed the worker (kill " + kill + ") with " + atKill + " rows committed, "
-                            + stream.sentSoFar() + " records sent");
+                            + toReplay + " committed offsets still held in windows, " + stream.sentSoFar()
+                            + " records sent");
+                    assertThat(toReplay).as("offsets below the committed ones still held at kill %s: the new task"
+                            + " must replay them", kill).isPositive();
                     crashing.restart();
                     crashing.rest().awaitRunning(CRASHED, 2, Duration.ofSeconds(120));
                     awaitGrowth(target, atKill, "the restarted worker to write after kill " + kill);
@@ -128,6 +134,13 @@ class WindowJoinCrashIT {
                     .hasSize(2).allMatch(atKill -> atKill > 0 && atKill < crashedRows.size());
             assertThat(WindowJoinTarget.lateMetric(crashing, CRASHED)).as("late records after the restarts").isZero();
         }
+    }
+
+    /** Committed offsets of {@code topic} still held in windows: next offset less held offset, summed. */
+    private static long heldSpan(WindowJoinTarget target, String topic) throws SQLException {
+        Map<Integer, Long> next = target.nextOffsets(CRASHED, topic, PARTITIONS);
+        Map<Integer, Long> held = target.heldFrom(CRASHED, topic);
+        return next.entrySet().stream().mapToLong(e -> e.getValue() - held.getOrDefault(e.getKey(), e.getValue())).sum();
     }
 
     private static void awaitGrowth(WindowJoinTarget target, long from, String what) {
