@@ -1,5 +1,6 @@
 package io.asofconnect.it;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -202,7 +203,7 @@ final class ClickStream {
             long wait = due - System.nanoTime();
             if (wait > 0) {
                 // Paces the producer; nothing waits here for a result.
-                Waits.pause(java.time.Duration.ofNanos(wait));
+                Waits.pause(Duration.ofNanos(wait));
             }
         }
         producer.flush();
