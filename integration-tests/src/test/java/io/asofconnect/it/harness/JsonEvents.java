@@ -69,6 +69,18 @@ public final class JsonEvents implements AutoCloseable {
                 .getBytes(java.nio.charset.StandardCharsets.UTF_8);
     }
 
+    /** A key in the JsonConverter envelope with a {@code string} schema; equal keys give equal bytes. */
+    public static byte[] stringKey(String key) {
+        ObjectNode root = JSON.createObjectNode();
+        root.putObject("schema").put("type", "string").put("optional", false);
+        root.put("payload", key);
+        try {
+            return JSON.writeValueAsBytes(root);
+        } catch (Exception e) {
+            throw new IllegalArgumentException("Cannot serialise a key", e);
+        }
+    }
+
     public static ObjectNode payload() {
         return JSON.createObjectNode();
     }
@@ -85,9 +97,12 @@ public final class JsonEvents implements AutoCloseable {
         }
     }
 
-    /** Sends without waiting for each acknowledgement; {@link #flush()} before relying on them. */
-    public void sendAsync(String topic, Integer partition, long timestamp, byte[] key, byte[] value) {
-        producer.send(new ProducerRecord<>(topic, partition, timestamp, key, value));
+    /**
+     * Sends without waiting for each acknowledgement; {@link #flush()} before relying on them. The future gives the
+     * partition and offset the record got (with a null {@code partition}, the default partitioner's choice).
+     */
+    public Future<RecordMetadata> sendAsync(String topic, Integer partition, long timestamp, byte[] key, byte[] value) {
+        return producer.send(new ProducerRecord<>(topic, partition, timestamp, key, value));
     }
 
     public void sendAll(List<ProducerRecord<byte[], byte[]>> records) {
