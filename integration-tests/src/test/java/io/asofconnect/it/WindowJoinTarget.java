@@ -1,7 +1,19 @@
 package io.asofconnect.it;
 
-import static org.assertj.core.api.Assertions.assertThat;
+import io.asofconnect.it.JoinOracle.JoinType;
+import io.asofconnect.it.JoinOracle.Row;
+import io.asofconnect.it.JoinOracle.Window;
+import io.asofconnect.it.harness.ConfigTemplates;
+import io.asofconnect.it.harness.ConnectWorker;
+import io.asofconnect.it.harness.KafkaBroker;
+import io.asofconnect.it.harness.PostgresServer;
+import io.asofconnect.it.harness.WorkerJmx;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,20 +21,13 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import io.asofconnect.it.JoinOracle.JoinType;
-import io.asofconnect.it.JoinOracle.Row;
-import io.asofconnect.it.JoinOracle.Window;
-import io.asofconnect.it.harness.ConnectWorker;
-import io.asofconnect.it.harness.KafkaBroker;
-import io.asofconnect.it.harness.PostgresServer;
-import io.asofconnect.it.harness.WorkerJmx;
-import org.awaitility.Awaitility;
-import org.awaitility.core.ConditionTimeoutException;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The target side of the window-join tests: one database for the join connectors' tables, their configurations,
@@ -62,31 +67,31 @@ final class WindowJoinTarget {
      * (created by the connector), late records dropped; callers override what their test is about.
      */
     Map<String, String> config(ClickStream stream, String table, JoinType type, Window window, long idleTimeoutMs) {
-        Map<String, String> c = new LinkedHashMap<>();
-        c.put("connector.class", CONNECTOR_CLASS);
-        c.put("tasks.max", "2");
-        c.put("topics", stream.leftTopic() + "," + stream.rightTopic());
-        c.put("join.left.topic", stream.leftTopic());
-        c.put("join.right.topic", stream.rightTopic());
-        c.put("join.left.key.fields", "session,url");
-        c.put("join.right.key.fields", "session,url");
-        c.put("join.left.time.source", "FIELD");
-        c.put("join.left.time.field", "ts");
-        c.put("join.right.time.source", "FIELD");
-        c.put("join.right.time.field", "ts");
+        // The documented example, so that it cannot drift from the connector; the test's window and type on top.
+        Path secrets = stateDir.resolve("secrets.properties");
+        try {
+            Files.createDirectories(stateDir);
+            Files.writeString(secrets, "postgres.password=postgres\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Map<String, String> values = new HashMap<>();
+        values.put("QUERIES_TOPIC", stream.leftTopic());
+        values.put("CLICKS_TOPIC", stream.rightTopic());
+        values.put("WINDOW_AFTER_MS", Long.toString(window.after()));
+        values.put("LATENESS_MS", Long.toString(window.lateness()));
+        values.put("IDLE_TIMEOUT_MS", Long.toString(idleTimeoutMs));
+        values.put("STATE_DIR", stateDir.toString());
+        values.put("BOOTSTRAP", broker.bootstrapServers());
+        values.put("PG_HOST", postgres.host());
+        values.put("PG_PORT", Integer.toString(postgres.port()));
+        values.put("TARGET_DB", database);
+        values.put("PG_USER", PostgresServer.USER);
+        values.put("SECRETS_FILE", secrets.toString());
+        Map<String, String> c = new HashMap<>(ConfigTemplates.connectorConfig("distributed/queries-clicks-window-join.json", values));
         c.put("join.window.before.ms", Long.toString(window.before()));
-        c.put("join.window.after.ms", Long.toString(window.after()));
-        c.put("join.allowed.lateness.ms", Long.toString(window.lateness()));
-        c.put("join.idle.timeout.ms", Long.toString(idleTimeoutMs));
         c.put("join.type", type.name());
-        c.put("join.late.policy", "DROP");
-        c.put("join.state.path", stateDir.toString());
         c.put("join.output.table", table);
-        c.put("join.admin.bootstrap.servers", broker.bootstrapServers());
-        c.put("connection.url", postgres.jdbcUrl(database));
-        c.put("connection.user", PostgresServer.USER);
-        c.put("connection.password", "postgres");
-        c.put("schema.evolution", "BASIC");
         return c;
     }
 
