@@ -1,8 +1,7 @@
 package io.asofconnect.sink;
 
-import io.asofconnect.common.config.PluginVersion;
-
 import io.asofconnect.common.config.EnumOption;
+import io.asofconnect.common.config.PluginVersion;
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.sink.enrichment.EnrichmentOptions;

@@ -1,14 +1,13 @@
 package io.asofconnect.sink;
 
 import io.asofconnect.common.config.PluginVersion;
-
+import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.enrich.Enrichment;
 import io.asofconnect.enrich.EnrichmentMetrics;
 import io.asofconnect.enrich.ReplicaLease;
-import io.asofconnect.replica.ReplicaMetrics;
-import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
+import io.asofconnect.replica.ReplicaMetrics;
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
 import io.asofconnect.sink.enrichment.EnrichmentStage;
 import io.asofconnect.writer.ExactlyOnceWriter;

@@ -1,7 +1,6 @@
 package io.asofconnect.windowjoin;
 
 import io.asofconnect.common.config.PluginVersion;
-
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.windowjoin.state.Side;
 import io.asofconnect.writer.ExactlyOnceWriter;

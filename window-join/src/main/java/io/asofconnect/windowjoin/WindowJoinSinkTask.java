@@ -1,7 +1,6 @@
 package io.asofconnect.windowjoin;
 
 import io.asofconnect.common.config.PluginVersion;
-
 import io.asofconnect.common.logging.LogContext;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
@@ -67,7 +66,6 @@ public class WindowJoinSinkTask extends SinkTask {
     private final Map<Integer, PairState> pairs = new LinkedHashMap<>();
     private final Map<TopicPartition, SideState> sides = new HashMap<>();
     private final Revocations revocations = new Revocations();
-    private ErrantRecordReporter reporter;
     private long lastFlushNanos;
     private int sinceFlush;
     private int failedAttempts;
@@ -76,9 +74,8 @@ public class WindowJoinSinkTask extends SinkTask {
     private long retryAtNanos;
     private final Map<Integer, Long> replayStartedNanos = new HashMap<>();
     /** The greatest event time this task has seen, and when: the idle rule's clock when every partition is idle. */
-    private long taskMaxTime = Long.MIN_VALUE;
-    private long taskMaxSeenNanos;
-    private long lastLateWarnNanos;
+    private IdleRule idle;
+    private RefusedRecords refused;
     /** Published by each flush: the metrics reporter reads it from another thread. */
     private volatile long taskWatermark = Long.MIN_VALUE;
     private ConnectException failure;
@@ -107,7 +104,9 @@ public class WindowJoinSinkTask extends SinkTask {
         for (Side side : Side.values()) {
             readers.put(side, new SideReader(config.keys(side), config.times(side), config.topic(side)));
         }
-        reporter = context == null ? null : context.errantRecordReporter();
+        ErrantRecordReporter reporter = context == null ? null : context.errantRecordReporter();
+        refused = new RefusedRecords(config.latePolicy(), window.latenessMs(), metrics, reporter, who);
+        idle = new IdleRule(config.idleTimeoutMs(), window);
         lastFlushNanos = System.nanoTime();
         log.info("Started window join task of connector {} ({})", config.connectorName(), config);
     }
@@ -265,22 +264,19 @@ public class WindowJoinSinkTask extends SinkTask {
             read = reader.read(r);
         } catch (DataException e) {
             if (!replay) {
-                bad(r, reader, e);
+                refused.bad(r, reader.where(r), e);
                 s.writer.skip(r);
             }
             return;
         }
         Joiner.Outcome outcome = joiner.add(pair, s.side, offset, read.key(), read.time(), read.value());
         if (outcome == Joiner.Outcome.LATE) {
-            late(r, reader, s, read.time());
+            refused.late(r, reader.where(r), s, read.time());
         }
         if (!replay) {
             s.writer.skip(r);
         }
-        if (read.time() > taskMaxTime) {
-            taskMaxTime = read.time();
-            taskMaxSeenNanos = now;
-        }
+        idle.seen(read.time(), now);
         endRebuildIfLive(pair, now);
     }
 
@@ -316,89 +312,6 @@ public class WindowJoinSinkTask extends SinkTask {
         }
     }
 
-    private void bad(SinkRecord r, SideReader reader, DataException e) {
-        metrics.bad();
-        if (reporter == null) {
-            throw new ConnectException("cannot join the record at " + reader.where(r) + ": " + e.getMessage(), e);
-        }
-        reporter.report(r, e);
-    }
-
-    private void late(SinkRecord r, SideReader reader, SideState s, long time) {
-        String what = "the record at " + reader.where(r) + " has event time " + time + ", behind its partition's watermark "
-                + s.watermark + " (the greatest event time seen there minus " + JoinConfig.LATENESS_MS + "=" + window.latenessMs() + ")";
-        LatePolicy policy = config.latePolicy();
-        if (policy == LatePolicy.FAIL) {
-            throw new ConnectException(what + "; " + JoinConfig.LATE_POLICY + "=FAIL stops the join here. Raise "
-                    + JoinConfig.LATENESS_MS + ", or choose DROP or DLQ, and restart the task");
-        }
-        metrics.late();
-        s.pendingLate.add(new SideState.Late(r.originalKafkaOffset(), time, s.watermark));
-        long now = System.nanoTime();
-        if (now - lastLateWarnNanos > TimeUnit.SECONDS.toNanos(1)) {
-            lastLateWarnNanos = now;
-            log.warn("{}: {}; it joins nothing ({}={}, counted in join-late-records)", who, what, JoinConfig.LATE_POLICY, policy);
-        }
-        if (policy == LatePolicy.DLQ && reporter != null) {
-            reporter.report(r, new DataException(what));
-        }
-    }
-
-    /**
-     * The idle rule: a partition without records for {@code join.idle.timeout.ms} takes its watermark from the least
-     * greatest event time of the active partitions, or, with none active, from the greatest event time seen plus the
-     * wall-clock time since it was seen, beyond the timeout. Its effect is committed with the watermark, so a rebuild
-     * never changes it.
-     */
-    private void advanceIdle(long now) {
-        long idleNanos = TimeUnit.MILLISECONDS.toNanos(config.idleTimeoutMs());
-        long clock = Long.MAX_VALUE;
-        boolean anyActive = false;
-        for (SideState s : sides.values()) {
-            if (now - s.lastRecordNanos < idleNanos && s.maxTime != Long.MIN_VALUE) {
-                anyActive = true;
-                clock = Math.min(clock, s.maxTime);
-            }
-        }
-        if (!anyActive) {
-            if (taskMaxTime == Long.MIN_VALUE || now - taskMaxSeenNanos < idleNanos) {
-                return;
-            }
-            clock = JoinWindow.plus(taskMaxTime, TimeUnit.NANOSECONDS.toMillis(now - taskMaxSeenNanos - idleNanos));
-        }
-        long w = window.watermarkAfter(clock);
-        for (PairState pair : pairs.values()) {
-            if (!pair.live()) {
-                endIdleReplay(pair, now, idleNanos);
-                continue;
-            }
-            for (Side side : Side.values()) {
-                SideState s = pair.side(side);
-                if (now - s.lastRecordNanos >= idleNanos && w > s.watermark) {
-                    s.watermark = w;
-                    s.writer.markChanged();
-                }
-            }
-        }
-    }
-
-    /**
-     * A replaying partition that receives nothing for the idle timeout has nothing left to replay (its last records
-     * were skipped, or the log ends in transaction markers): it runs live.
-     */
-    private void endIdleReplay(PairState pair, long now, long idleNanos) {
-        for (Side side : Side.values()) {
-            SideState s = pair.side(side);
-            if (!s.caughtUp && now - s.lastRecordNanos >= idleNanos) {
-                s.caughtUp = true;
-                s.expectFirst = -1;
-                log.warn("{}: partition {} received nothing to replay for {} ms; it continues live", who,
-                        s.writer.partition(), config.idleTimeoutMs());
-            }
-        }
-        endRebuildIfLive(pair, now);
-    }
-
     private long leastWatermark() {
         long w = Long.MAX_VALUE;
         for (SideState s : sides.values()) {
@@ -428,7 +341,16 @@ public class WindowJoinSinkTask extends SinkTask {
     /** Closes every window the watermarks have passed, then commits rows, offsets, held offsets and watermarks together. */
     private void flushAll() {
         long now = System.nanoTime();
-        advanceIdle(now);
+        for (PairState pair : pairs.values()) {
+            if (!pair.live()) {
+                for (SideState s : idle.endIdleReplays(pair, now)) {
+                    log.warn("{}: partition {} received nothing to replay for {} ms; it continues live", who,
+                            s.writer.partition(), config.idleTimeoutMs());
+                }
+                endRebuildIfLive(pair, now);
+            }
+        }
+        idle.advance(sides.values(), pairs.values(), now);
         for (PairState pair : pairs.values()) {
             joiner.closeWindows(pair);
         }
