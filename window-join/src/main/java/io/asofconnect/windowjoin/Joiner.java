@@ -52,7 +52,6 @@ final class Joiner {
             if (time < s.watermark) {
                 return Outcome.LATE;
             }
-            s.caughtUp = true;
             s.watermark = Math.max(s.watermark, window.watermarkAfter(time));
         }
         s.maxTime = Math.max(s.maxTime, time);

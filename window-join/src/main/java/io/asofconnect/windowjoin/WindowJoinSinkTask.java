@@ -72,8 +72,7 @@ public class WindowJoinSinkTask extends SinkTask {
     /** A write failed for a transient reason: records are ignored until the state is rebuilt, at {@link #retryAtNanos}. */
     private boolean rebuildPending;
     private long retryAtNanos;
-    private final Map<Integer, Long> replayStartedNanos = new HashMap<>();
-    /** The greatest event time this task has seen, and when: the idle rule's clock when every partition is idle. */
+    /** Moves idle partitions' watermarks on ({@link IdleRule}). */
     private IdleRule idle;
     private RefusedRecords refused;
     /** Published by each flush: the metrics reporter reads it from another thread. */
@@ -185,9 +184,7 @@ public class WindowJoinSinkTask extends SinkTask {
                     sides.get(new TopicPartition(config.topic(Side.RIGHT), p)));
             pairs.put(p, pair);
             if (!pair.live()) {
-                replayStartedNanos.put(p, now);
-                pair.left.rebuilding = true;
-                pair.right.rebuilding = true;
+                pair.startRebuild(now);
             }
         }
         metrics.rebuilt(rebuilt.size());
@@ -296,9 +293,8 @@ public class WindowJoinSinkTask extends SinkTask {
     }
 
     private void endRebuildIfLive(PairState pair, long now) {
-        if (pair.live() && replayStartedNanos.containsKey(pair.partition)) {
-            pair.left.rebuilding = false;
-            pair.right.rebuilding = false;
+        if (pair.rebuildDone()) {
+            long ms = pair.finishRebuild(now);
             for (SideState s : List.of(pair.left, pair.right)) {
                 if (s.heldBackFrom >= 0) {
                     context.offset(s.writer.partition(), s.heldBackFrom);
@@ -307,7 +303,7 @@ public class WindowJoinSinkTask extends SinkTask {
                     s.heldBackFrom = -1;
                 }
             }
-            metrics.replayed(TimeUnit.NANOSECONDS.toMillis(now - replayStartedNanos.remove(pair.partition)));
+            metrics.replayed(ms);
             log.info("Rebuilt the windows of partition {} of {} and {}", pair.partition, config.topic(Side.LEFT), config.topic(Side.RIGHT));
         }
     }
@@ -449,7 +445,6 @@ public class WindowJoinSinkTask extends SinkTask {
                 sides.remove(new TopicPartition(config.topic(Side.LEFT), p));
                 sides.remove(new TopicPartition(config.topic(Side.RIGHT), p));
                 pairs.remove(p);
-                replayStartedNanos.remove(p);
                 if (store != null && !pairs.isEmpty()) {
                     store.clear(p);
                 }
