@@ -1,5 +1,6 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.lookup.Change;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
@@ -53,6 +54,13 @@ import java.util.function.Supplier;
  * of the store aside ({@link Quarantine}) and opens an empty store: {@link OpenOutcome.Kind#REBUILT}.
  * Damage found later, on a read, is a {@link StoreCorruptedException} and a damage marker, so that
  * the next open rebuilds.
+ *
+ * <p>A store given index or feed declarations ({@link StoreOptions#indexes()}, {@link StoreOptions#feedTables()})
+ * also keeps the change feed and the secondary indexes of {@link io.asofconnect.common.lookup.ChangeFeed} in
+ * memory ({@link FeedIndexes}): updated at each commit from the versions put since the last one, rebuilt by one
+ * scan after open and after a prune that removed versions, never written to the files. The feed's start, the
+ * highest horizon pruned, is kept in the store's metadata ({@value #META_FEED_START}). A store without
+ * declarations does no extra work.
  */
 public final class MapDbVersionStore implements VersionStore {
     private static final Logger LOG = LoggerFactory.getLogger(MapDbVersionStore.class);
@@ -61,6 +69,8 @@ public final class MapDbVersionStore implements VersionStore {
     public static final String FORMAT_VERSION = "3";
     private static final int FORMAT = 3;
     private static final String RESERVED_PREFIX = "store.";
+    /** The highest horizon ever pruned: the change feed holds no version valid from before it. */
+    static final String META_FEED_START = RESERVED_PREFIX + "feed.start";
     /** The journal size below which no checkpoint is taken, however small the last one. */
     static final long MIN_CHECKPOINT_BYTES = 64L << 20;
 
@@ -78,6 +88,8 @@ public final class MapDbVersionStore implements VersionStore {
     private volatile boolean closed;
     /** Names the replica and tasks whose threads write here, for problem lines ({@link StoreOptions#owner}). */
     private final Supplier<String> owner;
+    /** The change feed and indexes; null when the options declare none, so that puts do nothing more. */
+    private final FeedIndexes derived;
 
     private MapDbVersionStore(Path file, StoreFileLock lock, StoreOptions options, OpenOutcome outcome, long checkpointEvery) {
         this.file = file;
@@ -88,6 +100,7 @@ public final class MapDbVersionStore implements VersionStore {
         this.owner = options.owner();
         this.outcome = outcome;
         this.checkpointEvery = checkpointEvery;
+        this.derived = options.derivesAnything() ? new FeedIndexes(file, mem, options) : null;
     }
 
     /**
@@ -152,7 +165,20 @@ public final class MapDbVersionStore implements VersionStore {
             throw new StoreCorruptedException(file, "the manifest names journal " + journalFile.getFileName() + ", which does not exist");
         }
         journal = Journal.replay(journalFile, FORMAT, generation, payload -> ChangeLog.replay(file, payload, mem));
+        if (derived != null) {
+            derived.rebuild(feedStart());
+        }
         files.deleteOtherGenerations(generation);
+    }
+
+    /** The committed {@link #META_FEED_START}, or {@link Long#MIN_VALUE} when nothing was pruned yet. */
+    private long feedStart() {
+        Optional<String> start = mem.meta.meta(META_FEED_START);
+        try {
+            return start.map(Long::parseLong).orElse(Long.MIN_VALUE);
+        } catch (NumberFormatException e) {
+            throw new StoreCorruptedException(file, "the store's feed start is not a number", e);
+        }
     }
 
     private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long checkpointEvery) {
@@ -213,6 +239,13 @@ public final class MapDbVersionStore implements VersionStore {
         SourcePosition p = version.position();
         int id = mem.tables.idOrAssign(table);
         byte[] body = mem.codec.encode(version);
+        if (derived != null) {
+            try {
+                derived.onPut(table, id, key, rowKey, version);
+            } catch (StoreCorruptedException e) {
+                throw damaged(e);
+            }
+        }
         mem.put(id, rowKey, version.validFrom(), p.lsn(), p.ordinal(), body);
         log.put(id, rowKey, version.validFrom(), p.lsn(), p.ordinal(), body);
     }
@@ -350,7 +383,15 @@ public final class MapDbVersionStore implements VersionStore {
             setHistoryStart(horizon);
         }
         log.prune(horizon);
-        return mem.prune(horizon);
+        long removed = mem.prune(horizon);
+        if (horizon > feedStart()) {
+            mem.meta.setMeta(META_FEED_START, Long.toString(horizon));
+            log.meta(META_FEED_START, Long.toString(horizon));
+        }
+        if (derived != null) {
+            derived.onPrune(horizon, removed);
+        }
+        return removed;
     }
 
     @Override
@@ -371,6 +412,14 @@ public final class MapDbVersionStore implements VersionStore {
         }
         log.clear();
         mem.onCommit();
+        if (derived != null) {
+            try {
+                derived.onCommit();
+            } catch (StoreCorruptedException e) {
+                // The commit is durable; the versions it rebuilt from do not decode: the next open rebuilds the store.
+                throw damaged(e);
+            }
+        }
         // Rewriting the base only once the journal is as large as it keeps the cost of checkpoints at ~2x the data written.
         long threshold = checkpointEvery > 0 ? checkpointEvery : Math.max(MIN_CHECKPOINT_BYTES, checkpointBytes);
         if (journal.size() > threshold) {
@@ -393,6 +442,53 @@ public final class MapDbVersionStore implements VersionStore {
     public void rollback() {
         log.clear();
         mem.onRollback();
+        if (derived != null) {
+            derived.onRollback();
+        }
+    }
+
+    @Override
+    public List<Change> changesAfter(Change after, long upTo, int limit) {
+        checkOpen();
+        if (derived == null) {
+            if (after == null || limit < 0) {
+                throw new IllegalArgumentException("changesAfter needs a change to start after (Change.START) and a limit >= 0");
+            }
+            return List.of();
+        }
+        return derived.changesAfter(after, upTo, limit);
+    }
+
+    /**
+     * The version of the row just before {@code at}: one binary search over the packed row's header, and only
+     * the version returned is decoded. Like {@link #floor}, it reads the rows as they are, the writer's uncommitted
+     * puts included (a replay puts them again at the same positions).
+     */
+    @Override
+    public Optional<Version> before(String table, RowKey key, Change at) {
+        byte[] row = row(table, key);
+        if (row == null) {
+            return Optional.empty();
+        }
+        VersionId id = at.id();
+        int i = PackedRow.indexOf(row, id.validFrom(), id.position().lsn(), id.position().ordinal());
+        int last;
+        if (i >= 0) {
+            // This row's version shares at's id (a snapshot): table and key decide, as in Change's order.
+            last = new Change(id, table, key).compareTo(at) < 0 ? i : i - 1;
+        } else {
+            last = -i - 2;
+        }
+        return last < 0 ? Optional.empty() : Optional.of(decode(table, row, last));
+    }
+
+    @Override
+    public List<RowKey> indexed(String table, List<String> columns, RowKey value, RowKey afterKey, int limit) {
+        checkOpen();
+        if (derived == null) {
+            throw FeedIndexes.noSuchIndex(List.of(), table, columns);
+        }
+        return derived.indexed(table, columns, value, afterKey, limit);
     }
 
     @Override

@@ -1,5 +1,9 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.lookup.IndexDeclaration;
+
+import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -11,8 +15,13 @@ import java.util.function.Supplier;
  * @param schemaCacheSize   how many decoded row schemas are kept in memory (at least 1)
  * @param owner             how the store's problem lines name whoever uses it (the replica and its tasks), since
  *                          the store writes on their threads but knows nothing of them
+ * @param indexes           the secondary indexes the store keeps ({@link io.asofconnect.common.lookup.ChangeFeed#indexed});
+ *                          empty for enrichment users
+ * @param feedTables        the tables ({@code schema.table}) whose versions are in the change feed
+ *                          ({@link io.asofconnect.common.lookup.ChangeFeed#changesAfter}); empty for enrichment users
  */
-public record StoreOptions(boolean memoryMapped, Verification verification, int schemaCacheSize, Supplier<String> owner) {
+public record StoreOptions(boolean memoryMapped, Verification verification, int schemaCacheSize, Supplier<String> owner,
+                           List<IndexDeclaration> indexes, Set<String> feedTables) {
 
     /**
      * How much of an existing store is checked when it is opened. Since format 3 loads the whole store
@@ -35,6 +44,13 @@ public record StoreOptions(boolean memoryMapped, Verification verification, int 
         if (schemaCacheSize < 1) {
             throw new IllegalArgumentException("schemaCacheSize must be at least 1, was " + schemaCacheSize);
         }
+        indexes = indexes == null ? List.of() : List.copyOf(indexes);
+        feedTables = feedTables == null ? Set.of() : Set.copyOf(feedTables);
+    }
+
+    /** Options without indexes or a feed, as every caller before the change feed gave them. */
+    public StoreOptions(boolean memoryMapped, Verification verification, int schemaCacheSize, Supplier<String> owner) {
+        this(memoryMapped, verification, schemaCacheSize, owner, List.of(), Set.of());
     }
 
     public static StoreOptions defaults() {
@@ -42,10 +58,25 @@ public record StoreOptions(boolean memoryMapped, Verification verification, int 
     }
 
     public StoreOptions withVerification(Verification v) {
-        return new StoreOptions(memoryMapped, v, schemaCacheSize, owner);
+        return new StoreOptions(memoryMapped, v, schemaCacheSize, owner, indexes, feedTables);
     }
 
     public StoreOptions withOwner(Supplier<String> o) {
-        return new StoreOptions(memoryMapped, verification, schemaCacheSize, o);
+        return new StoreOptions(memoryMapped, verification, schemaCacheSize, o, indexes, feedTables);
+    }
+
+    /** These options with the secondary indexes {@code declarations} (replacing any given before). */
+    public StoreOptions withIndexes(List<IndexDeclaration> declarations) {
+        return new StoreOptions(memoryMapped, verification, schemaCacheSize, owner, declarations, feedTables);
+    }
+
+    /** These options with {@code tables} ({@code schema.table}) in the change feed (replacing any given before). */
+    public StoreOptions withFeedTables(Set<String> tables) {
+        return new StoreOptions(memoryMapped, verification, schemaCacheSize, owner, indexes, tables);
+    }
+
+    /** Whether the store keeps a feed or an index, and so derives anything from the versions put. */
+    boolean derivesAnything() {
+        return !indexes.isEmpty() || !feedTables.isEmpty();
     }
 }

@@ -1,5 +1,6 @@
 package io.asofconnect.store;
 
+import io.asofconnect.common.lookup.ChangeFeed;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.VersionId;
@@ -21,8 +22,14 @@ import java.util.Optional;
  *
  * <p>Versions are ordered by (valid-from, source position). Putting a version whose (valid-from,
  * position) the key already has replaces it: replays from the engine are absorbed, never doubled.
+ *
+ * <p>As a {@link ChangeFeed}, the store answers for the feed tables and indexes its options declare
+ * ({@link StoreOptions#feedTables()}, {@link StoreOptions#indexes()}): the feed holds every retained version of a
+ * feed table valid from the highest horizon pruned on, and the feed and indexes show committed writes only.
+ * {@link ChangeFeed#before} reads the rows, as {@link #floor} does. Without declarations the feed is empty and
+ * every index probe is an error.
  */
-public interface VersionStore extends AutoCloseable {
+public interface VersionStore extends ChangeFeed, AutoCloseable {
 
     /** Adds or replaces the version of {@code key} at {@code version.validFrom()} and {@code version.position()}. */
     void put(String table, RowKey key, Version version);
@@ -69,6 +76,7 @@ public interface VersionStore extends AutoCloseable {
     long prune(long horizon);
 
     /** Lookups before this instant cannot be answered. */
+    @Override
     long historyStart();
 
     void setHistoryStart(long historyStart);
