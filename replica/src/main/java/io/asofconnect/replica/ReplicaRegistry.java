@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -126,9 +127,21 @@ public final class ReplicaRegistry {
             if (config.isDefinition()) {
                 Set<String> differing = config.differingKeys(existing.replica.config());
                 if (!differing.isEmpty()) {
+                    boolean derived = differing.contains(ReplicaConfig.INDEXES) || differing.contains(ReplicaConfig.FEED_TABLES);
                     throw new ConfigException("replica '" + config.name() + "' is already running in this worker with other"
                             + " settings for " + differing + "; give identical settings, or only " + ReplicaConfig.NAME
-                            + " to share it, or choose another " + ReplicaConfig.NAME);
+                            + " to share it, or choose another " + ReplicaConfig.NAME
+                            + (derived ? " (the running replica keeps only the indexes and feed tables of its own definition: "
+                            + describeDerived(existing.replica.config()) + "; a view that needs others uses a replica of its own,"
+                            + " with its own " + ReplicaConfig.NAME + " and " + ReplicaConfig.SLOT_NAME + ")" : ""));
+                }
+            } else {
+                List<String> missing = config.missingFrom(existing.replica.config());
+                if (!missing.isEmpty()) {
+                    throw new ConfigException("replica '" + config.name() + "' is running in this worker without " + String.join(" and ", missing)
+                            + ", which this connector needs; it keeps " + describeDerived(existing.replica.config())
+                            + ". Add them to the settings of the connector that defines replica '" + config.name() + "', or give this"
+                            + " connector a replica of its own (another " + ReplicaConfig.NAME + " and " + ReplicaConfig.SLOT_NAME + ")");
                 }
             }
             existing.references++;
@@ -160,6 +173,12 @@ public final class ReplicaRegistry {
         e.references = 1;
         REPLICAS.put(config.name(), e);
         return new ReplicaHandle(replica, user);
+    }
+
+    /** The indexes and feed tables a replica keeps, for errors. */
+    private static String describeDerived(ReplicaConfig c) {
+        return (c.indexes().isEmpty() ? "no index" : "the indexes " + c.indexes()) + " and "
+                + (c.feedTables().isEmpty() ? "no feed table" : "the feed tables " + c.feedTables());
     }
 
     static void release(Replica replica, String user) {

@@ -24,7 +24,11 @@ final class StoreDirectory {
         this.who = who;
     }
 
-    /** Opens (creating if need be) the store file; a file another process holds fails with the option to check. */
+    /**
+     * Opens (creating if need be) the store file, keeping the indexes and feed the config declares; a file another
+     * process holds fails with the option to check. The one place the replica opens a store, first and after a
+     * rebuild alike.
+     */
     VersionStore open() {
         try {
             Files.createDirectories(config.directory());
@@ -33,7 +37,8 @@ final class StoreDirectory {
                     + ReplicaConfig.PATH + ": " + e.getMessage(), e);
         }
         try {
-            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults().withOwner(who));
+            return MapDbVersionStore.open(config.storeFile(), StoreOptions.defaults().withOwner(who)
+                    .withIndexes(config.indexes()).withFeedTables(config.feedTables()));
         } catch (StoreLockedException e) {
             throw new ConnectException("replica '" + config.name() + "': " + e.getMessage() + " (" + ReplicaConfig.PATH + ")", e);
         }

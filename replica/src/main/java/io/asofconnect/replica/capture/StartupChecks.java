@@ -1,5 +1,6 @@
 package io.asofconnect.replica.capture;
 
+import io.asofconnect.common.lookup.IndexDeclaration;
 import io.asofconnect.replica.config.ReplicaConfig;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -159,6 +160,17 @@ public final class StartupChecks {
                         if (!columnExists(c, oid, col)) {
                             problems.add("table " + table + " has no column " + col + " (named in "
                                     + (keys != null && keys.contains(col) ? ReplicaConfig.KEY_COLUMNS : ReplicaConfig.VALID_FROM_COLUMN) + ")");
+                        }
+                    }
+                    for (IndexDeclaration index : config.indexes()) {
+                        if (!index.covers(table)) {
+                            continue;
+                        }
+                        for (String col : index.columns()) {
+                            if (!columnExists(c, oid, col)) {
+                                problems.add("table " + table + " has no column " + col + " (named by the index " + index + " in "
+                                        + ReplicaConfig.INDEXES + "; columns are named as Postgres stores them, case-sensitive)");
+                            }
                         }
                     }
                 }

@@ -2,6 +2,7 @@ package io.asofconnect.replica.config;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
+import io.asofconnect.common.lookup.IndexDeclaration;
 import io.asofconnect.common.config.OptionalText;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
@@ -13,7 +14,9 @@ import org.apache.kafka.common.config.types.Password;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,6 +67,10 @@ public final class ReplicaConfig extends AbstractConfig {
     public static final String COMMIT_MAX_RECORDS = PREFIX + "commit.max.records";
     public static final String ON_GAP = PREFIX + "on.gap";
     public static final String SLOT_DROP_ON_STOP = PREFIX + "slot.drop.on.stop";
+    public static final String INDEXES = PREFIX + "indexes";
+    public static final String FEED_TABLES = PREFIX + "feed.tables";
+    /** The form of one {@link #INDEXES} entry, as its errors name it. */
+    private static final String INDEX_FORM = "schema.table(column[,column...])";
 
     /** Where valid-from comes from for streamed changes. */
     public enum ValidFrom {
@@ -239,7 +246,22 @@ public final class ReplicaConfig extends AbstractConfig {
                         g, ++o, ConfigDef.Width.SHORT, "On gap")
                 .define(SLOT_DROP_ON_STOP, Type.BOOLEAN, false, Importance.LOW,
                         "Drop the slot when the last connector using the replica stops. Only for tests and demos: the next start"
-                                + " then finds a gap.", g, ++o, ConfigDef.Width.SHORT, "Drop slot on stop");
+                                + " then finds a gap.", g, ++o, ConfigDef.Width.SHORT, "Drop slot on stop")
+                .define(INDEXES, Type.LIST, Collections.emptyList(), indexesValidator(), Importance.LOW,
+                        "Secondary indexes the replica keeps in memory, each " + INDEX_FORM + " on a table of " + TABLES
+                                + ", comma-separated (a comma inside the parentheses separates columns): the rows of the table by"
+                                + " the values of those columns in any retained version, for a table-table join that probes one"
+                                + " table by its join columns. Set by the table-join connector from its view definition;"
+                                + " enrichment users leave it empty (the default), which costs nothing. Given with " + NAME + " alone"
+                                + " (to share a replica another connector defines), it names indexes that replica must keep.",
+                        g, ++o, ConfigDef.Width.LONG, "Indexes")
+                .define(FEED_TABLES, Type.LIST, Collections.emptyList(), feedTablesValidator(), Importance.LOW,
+                        "Tables of " + TABLES + " whose changes the replica keeps in its change feed, comma-separated, each as"
+                                + " schema.table: every retained version in one total order (commit order, then change order), which"
+                                + " a table-table join reads to maintain its view. Set by the table-join connector from its view"
+                                + " definition; enrichment users leave it empty (the default), which costs nothing. Given with "
+                                + NAME + " alone, it names tables whose feed the replica another connector defines must keep.",
+                        g, ++o, ConfigDef.Width.LONG, "Feed tables");
     }
 
     private final String name;
@@ -267,6 +289,8 @@ public final class ReplicaConfig extends AbstractConfig {
     private final OnGap onGap;
     private final boolean slotDropOnStop;
     private final Map<String, String> debeziumOverrides;
+    private final List<IndexDeclaration> indexes;
+    private final Set<String> feedTables;
 
     public ReplicaConfig(Map<String, ?> props) {
         super(CONFIG_DEF, props, false);
@@ -299,6 +323,8 @@ public final class ReplicaConfig extends AbstractConfig {
         onGap = ON_GAP_VALUES.parse(ON_GAP, getString(ON_GAP));
         slotDropOnStop = getBoolean(SLOT_DROP_ON_STOP);
         debeziumOverrides = debeziumOverrides(originals());
+        indexes = parseIndexes(INDEXES, getList(INDEXES));
+        feedTables = Collections.unmodifiableSet(new java.util.TreeSet<>(getList(FEED_TABLES)));
         if (validFrom == ValidFrom.COLUMN && (validFromColumn == null || validFromColumn.isBlank())) {
             throw new ConfigException(VALID_FROM_COLUMN, validFromColumn, VALID_FROM + "=COLUMN needs the column name in " + VALID_FROM_COLUMN);
         }
@@ -307,6 +333,116 @@ public final class ReplicaConfig extends AbstractConfig {
                 throw new ConfigException(KEY_COLUMNS, keyColumnsText, "table '" + t + "' is not in " + TABLES);
             }
         }
+        // Without tables these props only name a replica defined elsewhere; ReplicaRegistry checks them against it.
+        if (!tables.isEmpty()) {
+            for (IndexDeclaration d : indexes) {
+                if (tables.stream().noneMatch(d::covers)) {
+                    throw new ConfigException(INDEXES, String.join(",", getList(INDEXES)), "the index " + d + " is on table '"
+                            + d.table() + "', which is not in " + TABLES + " " + tables + "; index only captured tables");
+                }
+            }
+            for (String t : feedTables) {
+                if (tables.stream().noneMatch(c -> c.equalsIgnoreCase(t))) {
+                    throw new ConfigException(FEED_TABLES, String.join(",", getList(FEED_TABLES)), "table '" + t
+                            + "' is not in " + TABLES + " " + tables + "; the feed holds only captured tables");
+                }
+            }
+        }
+    }
+
+    /**
+     * The index declarations in {@code entries}. A LIST option splits its value at every comma, also at those
+     * between an index's columns, so the pieces are joined again and split only at commas outside parentheses.
+     */
+    static List<IndexDeclaration> parseIndexes(String key, List<?> entries) {
+        String joined = String.join(",", entries.stream().map(String::valueOf).toList());
+        List<String> parts = new ArrayList<>();
+        int depth = 0;
+        int from = 0;
+        for (int i = 0; i < joined.length(); i++) {
+            char ch = joined.charAt(i);
+            if (ch == '(') {
+                depth++;
+            } else if (ch == ')') {
+                depth--;
+            }
+            if (depth < 0 || depth > 1) {
+                throw new ConfigException(key, joined, "parentheses do not pair up; write each index as " + INDEX_FORM
+                        + ", indexes separated by commas");
+            }
+            if (ch == ',' && depth == 0) {
+                parts.add(joined.substring(from, i));
+                from = i + 1;
+            }
+        }
+        if (depth != 0) {
+            throw new ConfigException(key, joined, "an index is missing its closing parenthesis; write each index as " + INDEX_FORM);
+        }
+        parts.add(joined.substring(from));
+        LinkedHashSet<IndexDeclaration> out = new LinkedHashSet<>();
+        for (String part : parts) {
+            if (part.isBlank()) {
+                if (parts.size() == 1) {
+                    break;
+                }
+                throw new ConfigException(key, joined, "an entry is empty; write each index as " + INDEX_FORM + ", separated by commas");
+            }
+            int open = part.indexOf('(');
+            int close = part.lastIndexOf(')');
+            if (open >= 0 && close > open && part.substring(open + 1, close).matches("(?s).*(^\\s*,|,\\s*,|,\\s*$).*")) {
+                throw new ConfigException(key, joined, "'" + part.trim() + "' names an empty column: write " + INDEX_FORM);
+            }
+            IndexDeclaration d;
+            try {
+                d = IndexDeclaration.parse(part);
+            } catch (IllegalArgumentException e) {
+                String why = e.getMessage();
+                throw new ConfigException(key, joined, why.contains(INDEX_FORM) ? why : why + "; write " + INDEX_FORM);
+            }
+            if (!isQualifiedTable(d.table())) {
+                throw new ConfigException(key, joined, "the index " + d + " must name its table as schema.table, e.g. "
+                        + "public.posts(author_id)");
+            }
+            out.add(d);
+        }
+        return List.copyOf(out);
+    }
+
+    private static ConfigDef.Validator indexesValidator() {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value instanceof List<?> list) {
+                    parseIndexes(name, list);
+                }
+            }
+
+            @Override
+            public String toString() {
+                return INDEX_FORM + "[," + INDEX_FORM + "...], each on a table of " + TABLES;
+            }
+        };
+    }
+
+    private static ConfigDef.Validator feedTablesValidator() {
+        return new ConfigDef.Validator() {
+            @Override
+            public void ensureValid(String name, Object value) {
+                if (value instanceof List<?> list) {
+                    for (Object t : list) {
+                        if (!isQualifiedTable(String.valueOf(t))) {
+                            throw new ConfigException(name, value, "each table must be written schema.table, e.g. public.posts,"
+                                    + " and be one of " + TABLES);
+                        }
+                    }
+                }
+            }
+
+            @Override
+            public String toString() {
+                return "schema.table[,schema.table...], each one of " + TABLES;
+            }
+        };
     }
 
     private static Map<String, String> debeziumOverrides(Map<String, Object> originals) {
@@ -353,10 +489,14 @@ public final class ReplicaConfig extends AbstractConfig {
         }
     }
 
-    /** Whether these props define a replica, rather than only name one that another connector defines. */
+    /**
+     * Whether these props define a replica, rather than only name one that another connector defines. The
+     * indexes and feed tables a user needs do not define one: given with the name alone, they are what the
+     * running replica must keep ({@link #missingFrom}).
+     */
     public boolean isDefinition() {
         for (String k : originals().keySet()) {
-            if (k.startsWith(PREFIX) && !k.equals(NAME)) {
+            if (k.startsWith(PREFIX) && !k.equals(NAME) && !k.equals(INDEXES) && !k.equals(FEED_TABLES)) {
                 return true;
             }
         }
@@ -390,7 +530,7 @@ public final class ReplicaConfig extends AbstractConfig {
         for (String k : CONFIG_DEF.names()) {
             Object a = values().get(k);
             Object b = other.values().get(k);
-            if (!java.util.Objects.equals(comparable(a), comparable(b))) {
+            if (!java.util.Objects.equals(comparable(k, a), other.comparable(k, b))) {
                 out.add(k);
             }
         }
@@ -404,8 +544,34 @@ public final class ReplicaConfig extends AbstractConfig {
         return out;
     }
 
-    private static Object comparable(Object v) {
+    private Object comparable(String key, Object v) {
+        if (key.equals(INDEXES)) {
+            // Parsed, so that "t(a,b)" and "t(a, b)" agree; order does not matter.
+            return Set.copyOf(indexes);
+        }
+        if (key.equals(FEED_TABLES)) {
+            return feedTables.stream().map(t -> t.toLowerCase(Locale.ROOT)).collect(java.util.stream.Collectors.toSet());
+        }
         return v instanceof Password p ? p.value() : v;
+    }
+
+    /**
+     * What of this config's indexes and feed tables the running replica configured by {@code running} lacks, as
+     * lines naming each; empty when it keeps them all.
+     */
+    public List<String> missingFrom(ReplicaConfig running) {
+        List<String> missing = new ArrayList<>();
+        for (IndexDeclaration d : indexes) {
+            if (!running.indexes.contains(d)) {
+                missing.add("the index " + d + " (" + INDEXES + ")");
+            }
+        }
+        for (String t : feedTables) {
+            if (running.feedTables.stream().noneMatch(r -> r.equalsIgnoreCase(t))) {
+                missing.add("the feed of table " + t + " (" + FEED_TABLES + ")");
+            }
+        }
+        return missing;
     }
 
     static boolean isQualifiedTable(String t) {
@@ -550,6 +716,10 @@ public final class ReplicaConfig extends AbstractConfig {
     public long watermarkSafetyMarginMs() { return watermarkSafetyMarginMs; }
     public OnGap onGap() { return onGap; }
     public boolean slotDropOnStop() { return slotDropOnStop; }
+    /** The secondary indexes the replica keeps ({@link #INDEXES}), without repeats. */
+    public List<IndexDeclaration> indexes() { return indexes; }
+    /** The tables of the change feed ({@link #FEED_TABLES}). */
+    public Set<String> feedTables() { return feedTables; }
     /** Debezium options given under {@code replica.debezium.}, prefix stripped. */
     public Map<String, String> debeziumOverrides() { return debeziumOverrides; }
 

@@ -1,5 +1,6 @@
 package io.asofconnect.replica.config;
 
+import io.asofconnect.common.lookup.IndexDeclaration;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
@@ -249,5 +250,75 @@ class ReplicaConfigTest {
             assertThatThrownBy(() -> new ReplicaConfig(bad)).as(passThrough).isInstanceOf(ConfigException.class)
                     .hasMessageContaining(ReplicaConfig.DEBEZIUM_PREFIX + passThrough).hasMessageContaining(ReplicaConfig.SSL_MODE);
         }
+    }
+
+    @Test
+    void indexesAndFeedTablesAreEmptyByDefault() {
+        ReplicaConfig c = new ReplicaConfig(full());
+        assertThat(c.indexes()).isEmpty();
+        assertThat(c.feedTables()).isEmpty();
+    }
+
+    @Test
+    void indexesKeepTheirColumnsThoughTheListSplitsAtEveryComma() {
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.INDEXES, "public.a(author_id), public.b(follower_id, followee_id),public.a(author_id)");
+        p.put(ReplicaConfig.FEED_TABLES, "public.a,public.b");
+        ReplicaConfig c = new ReplicaConfig(p);
+        assertThat(c.indexes()).containsExactly(IndexDeclaration.parse("public.a(author_id)"),
+                IndexDeclaration.parse("public.b(follower_id,followee_id)"));
+        assertThat(c.feedTables()).containsExactlyInAnyOrder("public.a", "public.b");
+        // Given as a list, as a connector building the props from its view would.
+        p.put(ReplicaConfig.INDEXES, List.of("public.b(follower_id,followee_id)"));
+        assertThat(new ReplicaConfig(p).indexes()).containsExactly(IndexDeclaration.parse("public.b(follower_id,followee_id)"));
+    }
+
+    @Test
+    void badIndexesSayWhatIsWrongAndTheFormToWrite() {
+        for (String bad : List.of("public.a", "public.a(", "public.a()", "public.a(x,)", "a(x)", "public.a((x))", "public.a(x),,public.b(y)")) {
+            Map<String, Object> p = full();
+            p.put(ReplicaConfig.INDEXES, bad);
+            assertThatThrownBy(() -> new ReplicaConfig(p)).as(bad).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining(ReplicaConfig.INDEXES).hasMessageContaining("schema.table(");
+        }
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.INDEXES, "public.c(x)");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("public.c(x)").hasMessageContaining("not in " + ReplicaConfig.TABLES);
+        assertThat(ReplicaConfig.CONFIG_DEF.configKeys().get(ReplicaConfig.INDEXES).validator.toString())
+                .startsWith("schema.table(column[,column...])");
+    }
+
+    @Test
+    void feedTablesMustBeCapturedTables() {
+        Map<String, Object> p = full();
+        p.put(ReplicaConfig.FEED_TABLES, "public.a,public.c");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ReplicaConfig.FEED_TABLES).hasMessageContaining("public.c").hasMessageContaining(ReplicaConfig.TABLES);
+        p.put(ReplicaConfig.FEED_TABLES, "posts");
+        assertThatThrownBy(() -> new ReplicaConfig(p)).isInstanceOf(ConfigException.class).hasMessageContaining("schema.table");
+    }
+
+    @Test
+    void indexesAndFeedTablesAreComparedParsedAndWhatASharingUserNeedsIsChecked() {
+        Map<String, Object> a = full();
+        a.put(ReplicaConfig.INDEXES, "public.a(x,y)");
+        Map<String, Object> b = full();
+        b.put(ReplicaConfig.INDEXES, List.of("public.a(x, y)"));
+        assertThat(new ReplicaConfig(a).differingKeys(new ReplicaConfig(b))).isEmpty();
+        assertThat(new ReplicaConfig(a).differingKeys(new ReplicaConfig(full()))).containsExactly(ReplicaConfig.INDEXES);
+        b.put(ReplicaConfig.FEED_TABLES, "public.a");
+        assertThat(new ReplicaConfig(a).differingKeys(new ReplicaConfig(b))).containsExactly(ReplicaConfig.FEED_TABLES);
+
+        // A user naming the replica and what it needs does not define it; it needs what the running one keeps.
+        Map<String, Object> user = new HashMap<>();
+        user.put(ReplicaConfig.NAME, "r1");
+        user.put(ReplicaConfig.INDEXES, "public.a(x,y)");
+        user.put(ReplicaConfig.FEED_TABLES, "public.a");
+        ReplicaConfig needs = new ReplicaConfig(user);
+        assertThat(needs.isDefinition()).isFalse();
+        assertThat(needs.missingFrom(new ReplicaConfig(b))).isEmpty();
+        assertThat(needs.missingFrom(new ReplicaConfig(full()))).containsExactly(
+                "the index public.a(x,y) (" + ReplicaConfig.INDEXES + ")", "the feed of table public.a (" + ReplicaConfig.FEED_TABLES + ")");
     }
 }
