@@ -1,7 +1,11 @@
 package io.asofconnect.replica;
 
+import io.asofconnect.common.lookup.Change;
+import io.asofconnect.common.lookup.ChangeFeed;
+import io.asofconnect.common.lookup.IndexDeclaration;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.VersionId;
 import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.common.lookup.Watermark;
@@ -11,6 +15,8 @@ import org.apache.kafka.connect.errors.RetriableException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -26,8 +32,13 @@ import java.util.function.Supplier;
  *   lookup.</li>
  * </ul>
  * The watermark is the replica's and outlives every store: it is handed on as it is.
+ *
+ * <p>The same guard covers the store's {@link ChangeFeed}: a read of a retired store is retriable, and damage
+ * found by {@link #before} is reported and answered as a store without history answers (no version). Both
+ * lower nothing silently: the history start of the lookup that replaces this one is {@link Long#MAX_VALUE}, then
+ * the new history's start, so a reader that checks {@link #historyStart()} after its reads sees it lost them.
  */
-final class GuardedLookup implements VersionLookup {
+final class GuardedLookup implements VersionLookup, ChangeFeed {
     private static final Logger LOG = LoggerFactory.getLogger(GuardedLookup.class);
 
     /** Told of the damage a lookup found in {@code store}. */
@@ -37,14 +48,16 @@ final class GuardedLookup implements VersionLookup {
 
     private final String replicaName;
     private final VersionLookup delegate;
+    private final ChangeFeed feed;
     /** The store {@code delegate} reads, which a damage report names; null when it reads none. */
     private final VersionStore store;
     private final DamageListener listener;
     private volatile boolean retired;
 
-    private GuardedLookup(String replicaName, VersionLookup delegate, VersionStore store, DamageListener listener) {
+    private GuardedLookup(String replicaName, VersionLookup delegate, ChangeFeed feed, VersionStore store, DamageListener listener) {
         this.replicaName = replicaName;
         this.delegate = delegate;
+        this.feed = feed;
         this.store = store;
         this.listener = listener;
     }
@@ -52,12 +65,13 @@ final class GuardedLookup implements VersionLookup {
     /** The lookup over {@code store}; damage found in it goes to {@code listener}. */
     static GuardedLookup overStore(String replicaName, VersionStore store, Watermark watermark, Set<String> tables,
                                    DamageListener listener) {
-        return new GuardedLookup(replicaName, new StoreBackedLookup(store, watermark, tables), store, listener);
+        return new GuardedLookup(replicaName, new StoreBackedLookup(store, watermark, tables), store, store, listener);
     }
 
-    /** The lookup that answers no time from any store, while one is being rebuilt. */
-    static GuardedLookup withoutHistory(String replicaName, Watermark watermark, Set<String> tables) {
-        return new GuardedLookup(replicaName, new NoHistoryLookup(watermark, tables), null, (s, e) -> { });
+    /** The lookup that answers no time from any store, while one is being rebuilt; {@code indexes} are those declared. */
+    static GuardedLookup withoutHistory(String replicaName, Watermark watermark, Set<String> tables, List<IndexDeclaration> indexes) {
+        NoHistoryLookup none = new NoHistoryLookup(watermark, tables, indexes);
+        return new GuardedLookup(replicaName, none, none, null, (s, e) -> { });
     }
 
     /** Called before the store behind this lookup is closed; reads failing from then on are retriable. */
@@ -75,7 +89,7 @@ final class GuardedLookup implements VersionLookup {
                 }
                 LOG.debug("Replica {}: a lookup found the store damaged", replicaName, e);
                 listener.damaged(store, e);
-                return new NoHistoryLookup(watermark(), tables()).at(table, timestamp);
+                return new NoHistoryLookup(watermark(), tables(), List.of()).at(table, timestamp);
             }
         });
     }
@@ -106,6 +120,32 @@ final class GuardedLookup implements VersionLookup {
     @Override
     public LookupResult exact(String table, RowKey key, VersionId id) {
         return rowRead(() -> delegate.exact(table, key, id), table, id.validFrom());
+    }
+
+    @Override
+    public List<Change> changesAfter(Change after, long upTo, int limit) {
+        return read(() -> feed.changesAfter(after, upTo, limit));
+    }
+
+    @Override
+    public Optional<Version> before(String table, RowKey key, Change at) {
+        return read(() -> {
+            try {
+                return feed.before(table, key, at);
+            } catch (StoreCorruptedException e) {
+                if (store == null) {
+                    throw e;
+                }
+                LOG.debug("Replica {}: a feed read found the store damaged", replicaName, e);
+                listener.damaged(store, e);
+                return Optional.empty();
+            }
+        });
+    }
+
+    @Override
+    public List<RowKey> indexed(String table, List<String> columns, RowKey value, RowKey afterKey, int limit) {
+        return read(() -> feed.indexed(table, columns, value, afterKey, limit));
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.asofconnect.replica;
 import io.asofconnect.replica.capture.ReplicaStats;
 import io.asofconnect.replica.config.ReplicaConfig;
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
+import io.asofconnect.common.lookup.ChangeFeed;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.VersionId;
@@ -391,7 +392,7 @@ public final class Replica implements AutoCloseable {
     /** Publishes a lookup that answers no time from any store, and retires the one it replaces. */
     private void answerWithoutHistory() {
         GuardedLookup old = lookup;
-        lookup = GuardedLookup.withoutHistory(config.name(), tracker, Set.copyOf(config.tables()));
+        lookup = GuardedLookup.withoutHistory(config.name(), tracker, Set.copyOf(config.tables()), config.indexes());
         if (old != null) {
             old.retire();
         }
@@ -427,6 +428,11 @@ public final class Replica implements AutoCloseable {
     }
 
     public VersionLookup lookup() {
+        return lookup;
+    }
+
+    /** The change feed of the current store, behind the same guard as {@link #lookup()}. */
+    ChangeFeed feed() {
         return lookup;
     }
 

@@ -1,12 +1,16 @@
 package io.asofconnect.replica;
 
 import io.asofconnect.replica.capture.ReplicaStats;
+import io.asofconnect.common.lookup.Change;
+import io.asofconnect.common.lookup.ChangeFeed;
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.VersionId;
 import io.asofconnect.common.lookup.VersionLookup;
 import io.asofconnect.common.lookup.Watermark;
 
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -15,8 +19,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One user's reference to a shared replica, from {@link ReplicaRegistry#acquire}. Lookups go to the replica;
  * {@link #close()} releases this reference (once; later calls do nothing) and the last release stops the
  * replica. A handle must not be used after it is closed.
+ *
+ * <p>The handle is also the replica's {@link ChangeFeed} ({@link #feed()}), for the feed tables and indexes of its
+ * definition ({@code replica.feed.tables}, {@code replica.indexes}). Each read goes to the replica's current store
+ * through the guard its lookups use: a read of a store retired by a rebuild is a retriable error, damage is
+ * reported and heals. A rebuild, like retention, takes the history away: the {@link #historyStart()} then lies
+ * past what a reader read, so a reader checks it after its reads (as the lookups check it after theirs).
  */
-public final class ReplicaHandle implements VersionLookup, AutoCloseable {
+public final class ReplicaHandle implements VersionLookup, ChangeFeed, AutoCloseable {
     private final Replica replica;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -73,6 +83,33 @@ public final class ReplicaHandle implements VersionLookup, AutoCloseable {
     @Override
     public LookupResult exact(String table, RowKey key, VersionId id) {
         return lookup().exact(table, key, id);
+    }
+
+    /** The replica's change feed: this handle. */
+    public ChangeFeed feed() {
+        return this;
+    }
+
+    private ChangeFeed currentFeed() {
+        if (closed.get()) {
+            throw new IllegalStateException("the handle of replica '" + replicaName() + "' was closed; acquire a new one");
+        }
+        return replica.feed();
+    }
+
+    @Override
+    public List<Change> changesAfter(Change after, long upTo, int limit) {
+        return currentFeed().changesAfter(after, upTo, limit);
+    }
+
+    @Override
+    public Optional<Version> before(String table, RowKey key, Change at) {
+        return currentFeed().before(table, key, at);
+    }
+
+    @Override
+    public List<RowKey> indexed(String table, List<String> columns, RowKey value, RowKey afterKey, int limit) {
+        return currentFeed().indexed(table, columns, value, afterKey, limit);
     }
 
     @Override
