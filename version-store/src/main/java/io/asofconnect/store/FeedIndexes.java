@@ -28,9 +28,11 @@ import java.util.stream.Collectors;
  *
  * <p>Content, always as of the last commit:
  * <ul>
- *   <li>the feed: one {@link Change} per retained version of a feed table whose valid-from is at or after the
- *   feed's start (the highest horizon ever pruned, {@link MapDbVersionStore#META_FEED_START}), in
- *   {@link Change} order;</li>
+ *   <li>the feed: one {@link Change} per retained version of a feed table, in {@link Change} order. Versions a
+ *   prune keeps from before its horizon (each row's newest) stay in it: a reader starting from the beginning
+ *   must meet every row that still exists. A reader already past them and behind the horizon has lost the
+ *   versions pruned in between: it compares its position with the highest horizon ever pruned
+ *   ({@link MapDbVersionStore#META_FEED_START}, the feed's start);</li>
  *   <li>per declared index, per index value ({@link IndexDeclaration#valueOf}), the keys whose rows have a retained
  *   version with that value, each with the number of such versions, so that a version replaced at its position
  *   (a replay) takes its old value out.</li>
@@ -176,18 +178,11 @@ final class FeedIndexes {
                 return;
             }
             State s = state;
-            for (Change c : pendingFeed) {
-                if (c.id().validFrom() >= start) {
-                    s.feed.add(c);
-                }
-            }
+            s.feed.addAll(pendingFeed);
             for (IndexOp op : pendingIndex) {
                 s.add(op.declaration(), op.value(), op.key(), op.delta());
             }
-            if (start > feedStart) {
-                s.feed.headSet(firstAt(start), false).clear();
-                feedStart = start;
-            }
+            feedStart = start;
         } finally {
             clearPending();
         }
@@ -202,11 +197,6 @@ final class FeedIndexes {
         pendingIndex.clear();
         rebuildAtCommit = false;
         pendingFeedStart = feedStart;
-    }
-
-    /** Sorts before every change valid from {@code validFrom} or later. */
-    private static Change firstAt(long validFrom) {
-        return new Change(new VersionId(validFrom, SourcePosition.MIN), "", RowKey.of(""));
     }
 
     /**
@@ -232,7 +222,7 @@ final class FeedIndexes {
                 int n = PackedRow.count(row);
                 for (int i = 0; i < n; i++) {
                     long validFrom = PackedRow.validFrom(row, i);
-                    if (role.feed() && validFrom >= start) {
+                    if (role.feed()) {
                         next.feed.add(new Change(new VersionId(validFrom,
                                 new SourcePosition(PackedRow.lsn(row, i), PackedRow.ordinal(row, i))), table, key));
                     }
