@@ -1,5 +1,6 @@
 package io.asofconnect.docs;
 
+import io.asofconnect.tablejoin.TableJoinConfig;
 import io.asofconnect.windowjoin.JoinConfig;
 
 import io.asofconnect.sink.config.ExactlyOnceJdbcSinkConfig;
@@ -39,6 +40,11 @@ final class ConfigReference {
                 "The stream-stream join. Its writer keys (`connection.*`, `table.schema`, `schema.evolution`, `batch.*`, "
                         + "`offsets.table.name`, `max.retries`, `retry.backoff.ms`) mean what they mean for the sink.",
                 JoinConfig.CONFIG_DEF, k -> true);
+        section(out, "Table join: `io.asofconnect.tablejoin.TableJoinSourceConnector`",
+                "The table-table join: a view over two tables the replica captures, published as a changelog. It also takes the "
+                        + "`replica.*` keys above (the replica that captures both tables); it sets `replica.indexes` and "
+                        + "`replica.feed.tables` itself from the view.",
+                TableJoinConfig.CONFIG_DEF, k -> !k.startsWith("replica."));
         return out.toString();
     }
 

@@ -1,0 +1,95 @@
+package io.asofconnect.tablejoin;
+
+import io.asofconnect.common.config.PluginVersion;
+import io.asofconnect.common.lookup.ChangeFeed;
+import io.asofconnect.common.lookup.Version;
+import io.asofconnect.common.lookup.Watermark;
+import io.asofconnect.replica.ReplicaHandle;
+import io.asofconnect.replica.ReplicaRegistry;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.source.SourceTask;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The view's one task: reads both tables' changes from the replica's feed in order, up to the watermark, expands
+ * each by the delta rule ({@link DeltaJoin}) and returns the view's changes, at most {@code view.batch.size} per poll.
+ * Each record carries the exact point it stands for ({@link ViewOffset}); under exactly-once source support Connect
+ * commits it with the records, so a restart resumes after the last record written, even inside one change's fan-out.
+ */
+public class TableJoinSourceTask extends SourceTask {
+    private static final Logger log = LoggerFactory.getLogger(TableJoinSourceTask.class);
+
+    private TableJoinConfig config;
+    private ReplicaHandle replica;
+    private Watermark watermark;
+    private ViewChangelog changelog;
+    private Map<String, String> partition;
+
+    @Override
+    public String version() {
+        return PluginVersion.VERSION;
+    }
+
+    @Override
+    public void start(Map<String, String> props) {
+        config = new TableJoinConfig(props);
+        ViewDefinition view = config.view();
+        replica = ReplicaRegistry.acquire(ReplicaSettings.forView(props, view));
+        ChangeFeed feed = replica.feed();
+        watermark = replica.watermark();
+        partition = Map.of("view", config.viewName());
+        ViewOffset offset = ViewOffset.fromMap(context.offsetStorageReader().offset(partition), config.viewName());
+        if (offset != null && offset.change().id().validFrom() < feed.historyStart()
+                && offset.change().id().validFrom() != Version.BEGINNING_OF_TIME) {
+            log.warn("View {}: its position (valid from {}) is before the replica's retained history (from {}); changes"
+                            + " pruned since may be missing from the view. Raise replica.history.retention.ms above the view's"
+                            + " longest stop, and rebuild the view (reset the connector's offsets and clear its target)",
+                    config.viewName(), offset.change().id().validFrom(), feed.historyStart());
+        }
+        DeltaJoin join = new DeltaJoin(view, feed, new ViewRows(view, "io.asofconnect.view." + safe(config.viewName())));
+        changelog = new ViewChangelog(view, feed, join, new ChangelogEncoder(view.encoding(), config.opField(), config.viewName()),
+                config.viewName(), offset);
+        log.info("Started view {} ({} {} JOIN {} into topic {} as {}){}", config.viewName(), view.left().table(), view.type(),
+                view.right().table(), config.topic(), view.encoding(), offset == null ? ", from the beginning" : ", resuming");
+    }
+
+    private static String safe(String name) {
+        return name.replaceAll("[^A-Za-z0-9_]", "_");
+    }
+
+    @Override
+    public List<SourceRecord> poll() throws InterruptedException {
+        long w = watermark.get();
+        // MIN_VALUE: the replica has not caught up once, and even its snapshot may be incomplete.
+        List<ViewChangelog.Entry> entries = w == Long.MIN_VALUE ? List.of() : changelog.next(w, config.batchSize());
+        if (entries.isEmpty()) {
+            watermark.await(w == Long.MIN_VALUE ? Long.MIN_VALUE + 1 : w + 1, Duration.ofMillis(config.pollIntervalMs()));
+            return null;
+        }
+        List<SourceRecord> out = new ArrayList<>(entries.size());
+        for (ViewChangelog.Entry e : entries) {
+            ChangelogEncoder.Encoded r = e.record();
+            out.add(new SourceRecord(partition, e.offset().toMap(), config.topic(), null, r.key().schema(), r.key(),
+                    r.valueSchema(), r.value()));
+        }
+        return out;
+    }
+
+    @Override
+    public void stop() {
+        if (replica != null) {
+            replica.close();
+            replica = null;
+        }
+        if (config != null) {
+            log.info("Stopped view {}", config.viewName());
+        }
+    }
+}
