@@ -99,7 +99,8 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
         }
         EnrichmentOptions.problems(connectorConfigs, byName);
         if (hasErrors(byName, ExactlyOnceJdbcSinkConfig.INSERT_MODE, ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
-                ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED)) {
+                ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED,
+                ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD)) {
             return config;
         }
         InsertMode insertMode = EnumOption.of(InsertMode.class).parse(ExactlyOnceJdbcSinkConfig.INSERT_MODE,
@@ -111,7 +112,8 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
                 ? l.stream().map(String::valueOf).map(String::trim).filter(s -> !s.isEmpty()).toList()
                 : Collections.emptyList();
         boolean deleteEnabled = Boolean.TRUE.equals(byName.get(ExactlyOnceJdbcSinkConfig.DELETE_ENABLED).value());
-        ExactlyOnceJdbcSinkConfig.crossKeyProblems(insertMode, pkMode, pkFields, deleteEnabled)
+        Object opField = byName.get(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD).value();
+        ExactlyOnceJdbcSinkConfig.crossKeyProblems(insertMode, pkMode, pkFields, deleteEnabled, opField == null ? null : opField.toString())
                 .forEach((key, problem) -> byName.get(key).addErrorMessage(problem));
         return config;
     }

@@ -96,6 +96,40 @@ class ExactlyOnceJdbcSinkConnectorTest {
     }
 
     @Test
+    void aChangelogNeedsRecordKeyAndUpsertAndTheMessageSaysSo() {
+        Map<String, String> p = valid();
+        p.put(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD, "__op");
+        p.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "RECORD_KEY");
+        p.put(ExactlyOnceJdbcSinkConfig.INSERT_MODE, "UPSERT");
+        assertThat(errors(p)).isEmpty();
+        assertThat(new ExactlyOnceJdbcSinkConfig(p).changelogOpField()).isEqualTo("__op");
+        assertThat(new ExactlyOnceJdbcSinkConfig(valid()).changelogOpField()).as("empty by default: off").isNull();
+
+        Map<String, String> insert = new HashMap<>(p);
+        insert.put(ExactlyOnceJdbcSinkConfig.INSERT_MODE, "INSERT");
+        assertThat(errors(insert).get(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD)).singleElement().asString()
+                .contains("insert.mode=UPSERT").doesNotContain("primary.key.mode=");
+        assertThatThrownBy(() -> new ExactlyOnceJdbcSinkConfig(insert)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD).hasMessageContaining("insert.mode=UPSERT");
+
+        Map<String, String> byValue = new HashMap<>(p);
+        byValue.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "RECORD_VALUE");
+        byValue.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, "id");
+        assertThat(errors(byValue).get(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD)).singleElement().asString()
+                .contains("primary.key.mode=RECORD_KEY").doesNotContain("insert.mode=");
+
+        Map<String, String> neither = valid();
+        neither.put(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD, "__op");
+        assertThat(errors(neither).get(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD)).singleElement().asString()
+                .contains("primary.key.mode=RECORD_KEY").contains("insert.mode=UPSERT").contains("set both");
+
+        Map<String, String> padded = new HashMap<>(p);
+        padded.put(ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD, " __op ");
+        assertThat(new ExactlyOnceJdbcSinkConfig(padded).changelogOpField()).as("trimmed, as Connect trims every string")
+                .isEqualTo("__op");
+    }
+
+    @Test
     void wrongValuesNameTheValidOnes() {
         Map<String, String> p = valid();
         p.put(ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE, "record");

@@ -77,7 +77,9 @@ public final class BatchWriter {
     /**
      * Consecutive changes of one shape as one JDBC batch (which the driver sends as multi-row statements).
      * An upsert batch keeps only the last change per key: one multi-row {@code INSERT ... ON CONFLICT} cannot
-     * touch a row twice, and the last change is what the row ends up as anyway.
+     * touch a row twice, and the last change is what the row ends up as anyway. Runs are written in record order
+     * and a delete never shares a run with an upsert (their shapes differ), so a delete and a later upsert of one
+     * key (a retract changelog's -U then +U) end as the upsert, and an upsert then a delete as no row.
      */
     private static void writeRun(Statements statements, List<RowChange> run) throws SQLException, BadRecordInBatch {
         if (run.isEmpty()) {

@@ -41,7 +41,10 @@ final class RowMapper {
         return table;
     }
 
-    /** The change for this record, or null when it writes nothing (a tombstone with deletes off). */
+    /**
+     * The change for this record, or null when it writes nothing (a tombstone with deletes off). With a changelog
+     * operation field, a record whose operation deletes is a delete of its key's row whatever else its value holds.
+     */
     RowChange map(SinkRecord r) {
         String table = tableFor(r.topic());
         List<Column> keyCols = new ArrayList<>();
@@ -53,9 +56,20 @@ final class RowMapper {
             keyFromRecordKey(r, keyCols, keyVals);
             return new RowChange(table, RowChange.Op.DELETE, keyCols, List.of(), keyVals, List.of());
         }
+        String opField = rules.changelogOpField();
+        if (opField != null && changelogOp(r, opField).deletes()) {
+            keyFromRecordKey(r, keyCols, keyVals);
+            return new RowChange(table, RowChange.Op.DELETE, keyCols, List.of(), keyVals, List.of());
+        }
         List<Column> valueCols = new ArrayList<>();
         List<Object> values = new ArrayList<>();
         fields(r.valueSchema(), r.value(), "value", valueCols, values);
+        if (opField != null) {
+            // The operation is how to apply the row, not a column of it.
+            int i = indexOf(valueCols, opField);
+            valueCols.remove(i);
+            values.remove(i);
+        }
         switch (rules.primaryKeyMode()) {
             case NONE -> { }
             case KAFKA -> {
@@ -96,6 +110,45 @@ final class RowMapper {
         }
         RowChange.Op op = rules.insertMode() == InsertMode.UPSERT ? RowChange.Op.UPSERT : RowChange.Op.INSERT;
         return new RowChange(table, op, keyCols, valueCols, keyVals, values);
+    }
+
+    /**
+     * The operation a changelog record's value carries in {@code field}. A value without it, or with anything but
+     * one of {@link ChangelogOp}'s short strings there, is a bad record: the message names the field and what it
+     * must hold, never the value.
+     */
+    private static ChangelogOp changelogOp(SinkRecord r, String field) {
+        Object op;
+        if (r.value() instanceof Struct s) {
+            Field f = s.schema().field(field);
+            if (f == null) {
+                throw missingOp(field);
+            }
+            op = s.get(f);
+        } else if (r.value() instanceof Map<?, ?> m) {
+            if (!m.containsKey(field)) {
+                throw missingOp(field);
+            }
+            op = m.get(field);
+        } else {
+            throw new DataException("the record value is a " + r.value().getClass().getSimpleName() + "; with "
+                    + WriterSettings.CHANGELOG_OP_FIELD + " set it must be a struct or a map holding the operation in '" + field + "'");
+        }
+        if (!(op instanceof String text)) {
+            throw new DataException("the operation field '" + field + "' (" + WriterSettings.CHANGELOG_OP_FIELD + ") is "
+                    + (op == null ? "null" : "a " + op.getClass().getSimpleName()) + "; expected a string: " + ChangelogOp.EXPECTED);
+        }
+        ChangelogOp parsed = ChangelogOp.of(text);
+        if (parsed == null) {
+            throw new DataException("the operation field '" + field + "' (" + WriterSettings.CHANGELOG_OP_FIELD
+                    + ") holds none of " + ChangelogOp.shortStrings() + "; expected " + ChangelogOp.EXPECTED);
+        }
+        return parsed;
+    }
+
+    private static DataException missingOp(String field) {
+        return new DataException("the record value has no operation field '" + field + "' named in "
+                + WriterSettings.CHANGELOG_OP_FIELD + "; expected it to hold " + ChangelogOp.EXPECTED);
     }
 
     private void keyFromRecordKey(SinkRecord r, List<Column> cols, List<Object> vals) {

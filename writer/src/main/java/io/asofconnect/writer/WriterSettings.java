@@ -27,6 +27,7 @@ public record WriterSettings(String connectorName, String connectionUrl, String 
     public static final String TABLE_NAME_FORMAT = "table.name.format";
     public static final String PRIMARY_KEY_MODE = "primary.key.mode";
     public static final String PRIMARY_KEY_FIELDS = "primary.key.fields";
+    public static final String CHANGELOG_OP_FIELD = "changelog.op.field";
     /** In {@link #TABLE_NAME_FORMAT}, replaced by the record's topic. */
     public static final String TOPIC_PLACEHOLDER = "${topic}";
 

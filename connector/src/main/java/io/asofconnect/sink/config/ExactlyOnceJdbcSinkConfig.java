@@ -39,6 +39,7 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public static final String PRIMARY_KEY_FIELDS = WriterSettings.PRIMARY_KEY_FIELDS;
     public static final String SCHEMA_EVOLUTION = WriterOptions.SCHEMA_EVOLUTION;
     public static final String DELETE_ENABLED = "delete.enabled";
+    public static final String CHANGELOG_OP_FIELD = WriterSettings.CHANGELOG_OP_FIELD;
     public static final String BATCH_SIZE = WriterOptions.BATCH_SIZE;
     public static final String BATCH_LINGER_MS = WriterOptions.BATCH_LINGER_MS;
     public static final String BUFFER_MAX_RECORDS = "buffer.max.records";
@@ -52,9 +53,11 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public static final long OPEN_BUDGET_MS = WriterRetries.OPEN_BUDGET_MS;
 
     /** The sink's words for what {@link #CONNECTION_USER} needs on the target tables. */
-    static final String TARGET_PRIVILEGES = "SELECT, INSERT, UPDATE (and DELETE with " + DELETE_ENABLED + ") on the target tables";
+    static final String TARGET_PRIVILEGES = "SELECT, INSERT, UPDATE (and DELETE with " + DELETE_ENABLED + " or "
+            + CHANGELOG_OP_FIELD + ") on the target tables";
     /** The sink's words for the target tables in the advice after a missing privilege ({@link WriterRetries#targetTables}). */
-    public static final String TARGET_TABLES_ADVICE = "the target tables (DELETE too with " + DELETE_ENABLED + ")";
+    public static final String TARGET_TABLES_ADVICE = "the target tables (DELETE too with " + DELETE_ENABLED + " or "
+            + CHANGELOG_OP_FIELD + ")";
 
     private static final EnumOption<InsertMode> INSERT_MODES = EnumOption.of(InsertMode.class);
     private static final EnumOption<PrimaryKeyMode> PK_MODES = EnumOption.of(PrimaryKeyMode.class);
@@ -98,6 +101,15 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                         + " reporter, or the task fails). When false, every tombstone is skipped, with or without a key"
                         + " (its offset still advances).",
                 G_WRITES, ++w, ConfigDef.Width.SHORT, "Delete on tombstone");
+        def.define(CHANGELOG_OP_FIELD, Type.STRING, "", new ChangelogOpFieldValidator(), Importance.MEDIUM,
+                "Empty (default): every record value is a row. Otherwise the records are a retract changelog and this"
+                        + " names the value field holding each one's operation, as Flink's RowKind prints it: +I and +U"
+                        + " upsert the row the record key names, -U and -D delete it (whatever else the value holds); the"
+                        + " field itself is not written. Records of one key are applied in their order, so a -U followed by"
+                        + " its +U ends as the +U row. A value without the field, or with anything else in it, is a bad"
+                        + " record (errant record reporter, or the task fails). Needs " + PRIMARY_KEY_MODE + "=RECORD_KEY and "
+                        + INSERT_MODE + "=UPSERT; tombstones still follow " + DELETE_ENABLED + ".",
+                G_WRITES, ++w, ConfigDef.Width.SHORT, "Changelog operation field");
         WriterOptions.addBatching(def, G_WRITES, w + 1);
         w += 2;
         def.define(BUFFER_MAX_RECORDS, Type.INT, 10_000, ConfigDef.Range.between(1, 10_000_000), Importance.LOW,
@@ -113,6 +125,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     private final PrimaryKeyMode primaryKeyMode;
     private final List<String> primaryKeyFields;
     private final boolean deleteEnabled;
+    /** Null when off. */
+    private final String changelogOpField;
     private final int bufferMaxRecords;
     private final boolean enrichmentEnabled;
 
@@ -132,9 +146,11 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         primaryKeyMode = PK_MODES.parse(PRIMARY_KEY_MODE, getString(PRIMARY_KEY_MODE));
         primaryKeyFields = getList(PRIMARY_KEY_FIELDS).stream().map(String::trim).filter(s -> !s.isEmpty()).toList();
         deleteEnabled = getBoolean(DELETE_ENABLED);
+        String opField = getString(CHANGELOG_OP_FIELD);
+        changelogOpField = opField.isEmpty() ? null : opField;
         bufferMaxRecords = getInt(BUFFER_MAX_RECORDS);
         enrichmentEnabled = EnrichmentOptions.enabled(props);
-        Map<String, String> problems = crossKeyProblems(insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled);
+        Map<String, String> problems = crossKeyProblems(insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled, changelogOpField);
         if (!problems.isEmpty()) {
             Map.Entry<String, String> first = problems.entrySet().iterator().next();
             throw new ConfigException(first.getKey() + ": " + first.getValue());
@@ -145,7 +161,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
      * The problems that involve more than one key, by the key to report them on. Shared by the task's
      * parsing and {@code Connector.validate()} so both say the same thing.
      */
-    public static Map<String, String> crossKeyProblems(InsertMode insertMode, PrimaryKeyMode pkMode, List<String> pkFields, boolean deleteEnabled) {
+    public static Map<String, String> crossKeyProblems(InsertMode insertMode, PrimaryKeyMode pkMode, List<String> pkFields, boolean deleteEnabled,
+                                                       String changelogOpField) {
         Map<String, String> problems = new java.util.LinkedHashMap<>();
         if (insertMode == InsertMode.UPSERT && pkMode == PrimaryKeyMode.NONE) {
             problems.put(INSERT_MODE, "UPSERT needs a primary key: set " + PRIMARY_KEY_MODE + " to KAFKA, RECORD_KEY or RECORD_VALUE");
@@ -155,6 +172,19 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         }
         if (deleteEnabled && pkMode != PrimaryKeyMode.RECORD_KEY) {
             problems.put(DELETE_ENABLED, "deleting on tombstones needs " + PRIMARY_KEY_MODE + "=RECORD_KEY (a tombstone carries only its key)");
+        }
+        if (changelogOpField != null && !changelogOpField.isEmpty()) {
+            List<String> fixes = new java.util.ArrayList<>();
+            if (pkMode != PrimaryKeyMode.RECORD_KEY) {
+                fixes.add(PRIMARY_KEY_MODE + "=RECORD_KEY (the record key names the row each operation deletes or upserts)");
+            }
+            if (insertMode != InsertMode.UPSERT) {
+                fixes.add(INSERT_MODE + "=UPSERT (a +U replaces the row of its key)");
+            }
+            if (!fixes.isEmpty()) {
+                problems.put(CHANGELOG_OP_FIELD, "applying a changelog needs " + String.join(" and ", fixes) + ": set "
+                        + (fixes.size() > 1 ? "both" : "it") + ", or leave " + CHANGELOG_OP_FIELD + " empty for records that are rows");
+            }
         }
         return problems;
     }
@@ -173,6 +203,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public List<String> primaryKeyFields() { return primaryKeyFields; }
     public SchemaEvolution schemaEvolution() { return writerOptions.schemaEvolution(); }
     public boolean deleteEnabled() { return deleteEnabled; }
+    /** The value field holding a changelog record's operation; null when records are rows. */
+    public String changelogOpField() { return changelogOpField; }
     public int batchSize() { return writerOptions.batchSize(); }
     public int bufferMaxRecords() { return bufferMaxRecords; }
     public long batchLingerMs() { return writerOptions.batchLingerMs(); }
@@ -184,14 +216,15 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
 
     /** What the writer needs of these options; {@code rows} tells it how a record becomes a row. */
     public WriterSettings writerSettings() {
-        return writerOptions.settings(new RowMappingRules(tableNameFormat, insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled));
+        return writerOptions.settings(new RowMappingRules(tableNameFormat, insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled,
+                changelogOpField));
     }
 
     /** Names the options that shape behaviour; never the URL's query (it may carry secrets) or the password. */
     @Override
     public String toString() {
         return "ExactlyOnceJdbcSinkConfig{name=" + connectorName() + ", insert.mode=" + insertMode + ", primary.key.mode="
-                + primaryKeyMode + ", schema.evolution=" + schemaEvolution() + ", table.schema=" + tableSchema()
+                + primaryKeyMode + ", changelog.op.field=" + changelogOpField + ", schema.evolution=" + schemaEvolution() + ", table.schema=" + tableSchema()
                 + ", offsets.table.name=" + offsetsTableName() + ", batch.size=" + batchSize() + ", batch.linger.ms=" + batchLingerMs()
                 + ", enrichment=" + enrichmentEnabled + "}";
     }

@@ -3,6 +3,7 @@ package io.asofconnect.it.harness;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What most integration-test classes start once: a work directory, the plugin zip unpacked into a
@@ -38,8 +39,14 @@ public final class TestPipeline implements AutoCloseable {
 
     /** A distributed worker in Connect group {@code groupId}, stopped by {@link #close()} if still running. */
     public ConnectWorker distributedWorker(String name, String groupId) {
-        return track(ConnectWorker.distributed(name, work,
-                ConnectWorker.distributedProperties(broker, groupId, plugins, FreePorts.pick())));
+        return distributedWorker(name, groupId, Map.of());
+    }
+
+    /** As {@link #distributedWorker(String, String)}, with {@code extra} worker properties added or overriding. */
+    public ConnectWorker distributedWorker(String name, String groupId, Map<String, String> extra) {
+        Map<String, String> properties = ConnectWorker.distributedProperties(broker, groupId, plugins, FreePorts.pick());
+        properties.putAll(extra);
+        return track(ConnectWorker.distributed(name, work, properties));
     }
 
     private <T extends AutoCloseable> T track(T resource) {
