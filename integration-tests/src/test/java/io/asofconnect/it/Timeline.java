@@ -584,6 +584,25 @@ final class Timeline {
      * fewer (an upsert batch keeps the last change per key, and a delete of a row that is not there fires no trigger)
      * but never one twice or out of order. Returns the totals {applied, produced}.
      */
+    /**
+     * The view never writes a key's row twice in a row: the delta rule emits an update only when the row changed, an
+     * insert only for a row the view lacks and a delete only for one it has. So two equal changes in a row for one key in
+     * the committed topic are one change produced twice (a restart that resumed before its last committed record).
+     */
+    static void assertNoChangeProducedTwice(Map<String, List<Write>> produced) {
+        List<String> problems = new ArrayList<>();
+        for (Map.Entry<String, List<Write>> e : produced.entrySet()) {
+            List<Write> w = e.getValue();
+            for (int i = 1; i < w.size(); i++) {
+                if (w.get(i).equals(w.get(i - 1))) {
+                    problems.add(e.getKey() + ": " + w);
+                    break;
+                }
+            }
+        }
+        assertThat(problems).as("view keys with one change committed twice in a row").isEmpty();
+    }
+
     static long[] assertAppliedAtMostOnce(Map<String, List<Write>> applied, Map<String, List<Write>> produced) {
         long appliedTotal = 0;
         long producedTotal = 0;

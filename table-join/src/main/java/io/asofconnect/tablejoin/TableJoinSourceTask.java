@@ -57,7 +57,10 @@ public class TableJoinSourceTask extends SourceTask {
         changelog = new ViewChangelog(view, feed, join, new ChangelogEncoder(view.encoding(), config.opField(), config.viewName()),
                 config.viewName(), offset);
         log.info("Started view {} ({} {} JOIN {} into topic {} as {}){}", config.viewName(), view.left().table(), view.type(),
-                view.right().table(), config.topic(), view.encoding(), offset == null ? ", from the beginning" : ", resuming");
+                view.right().table(), config.topic(), view.encoding(), offset == null ? ", from the beginning"
+                        : offset.candidate() == null && offset.phase() == 0 && offset.record() == 0 ? ", resuming after change " + offset.change().id()
+                        : ", resuming inside change " + offset.change().id() + " (phase " + offset.phase() + ", after record "
+                        + offset.record() + " of a probed row)");
     }
 
     private static String safe(String name) {
