@@ -28,6 +28,7 @@ class PluginLoadIT {
     static final String SINK = "io.asofconnect.sink.ExactlyOnceJdbcSinkConnector";
     static final String SMT = "io.asofconnect.transforms.AsOfEnrich";
     static final String JOIN = "io.asofconnect.windowjoin.WindowJoinSinkConnector";
+    static final String VIEW = "io.asofconnect.tablejoin.TableJoinSourceConnector";
 
     /**
      * Validation must not depend on a database being there: the URLs point at a port picked free on loopback,
@@ -81,7 +82,7 @@ class PluginLoadIT {
 
     @Test
     void workerListsTheSinkTheJoinAndTheTransformFromPluginPath() {
-        assertThat(worker.rest().pluginClasses()).contains(SINK, JOIN, SMT);
+        assertThat(worker.rest().pluginClasses()).contains(SINK, JOIN, VIEW, SMT);
     }
 
     @Test

@@ -12,6 +12,7 @@ import io.asofconnect.it.harness.ConnectRest;
 import io.asofconnect.it.harness.ConnectWorker;
 import io.asofconnect.it.harness.PrintLogsOnFailure;
 import io.asofconnect.it.harness.TestPipeline;
+import io.asofconnect.it.harness.WorkerJmx;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -96,6 +97,15 @@ class TableJoinIT {
                 .contains("insert post", "edit body", "change author", "delete post", "follow", "unfollow");
         assertThat(timeline.writes(TABLES.get("RETRACT"))).as("the RETRACT table saw deletes and inserts of its -U/+U")
                 .isGreaterThan(upsert.size());
+
+        // Progress is reported: the view's records metric is the number of records its topic holds.
+        long committed = timeline.producedPerKey(TABLES.get("UPSERT"), Duration.ofSeconds(60)).values().stream()
+                .mapToLong(List::size).sum();
+        try (WorkerJmx jmx = WorkerJmx.attach(worker.process())) {
+            assertThat(jmx.pluginMetric(viewName("UPSERT"), 0, "view-records")).as("view-records").isEqualTo((double) committed);
+            assertThat(jmx.pluginMetric(viewName("UPSERT"), 0, "view-source-changes")).as("view-source-changes")
+                    .isGreaterThanOrEqualTo(90.0);
+        }
     }
 
     @Test

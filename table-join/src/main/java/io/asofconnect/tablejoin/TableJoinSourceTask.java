@@ -4,6 +4,8 @@ import io.asofconnect.common.config.PluginVersion;
 import io.asofconnect.common.lookup.ChangeFeed;
 import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.Watermark;
+import io.asofconnect.metrics.HostMetrics;
+import io.asofconnect.metrics.Metered;
 import io.asofconnect.replica.ReplicaHandle;
 import io.asofconnect.replica.ReplicaRegistry;
 
@@ -31,6 +33,8 @@ public class TableJoinSourceTask extends SourceTask {
     private Watermark watermark;
     private ViewChangelog changelog;
     private Map<String, String> partition;
+    /** Records handed to Connect; read by the metrics reporter's thread. */
+    private volatile long records;
 
     @Override
     public String version() {
@@ -56,6 +60,14 @@ public class TableJoinSourceTask extends SourceTask {
         DeltaJoin join = new DeltaJoin(view, feed, new ViewRows(view, "io.asofconnect.view." + safe(config.viewName())));
         changelog = new ViewChangelog(view, feed, join, new ChangelogEncoder(view.encoding(), config.opField(), config.viewName()),
                 config.viewName(), offset);
+        Metered metered = new Metered(HostMetrics.orLocal(() -> context == null ? null : context.pluginMetrics()));
+        ViewChangelog c = changelog;
+        metered.gauge("view-source-changes", "source changes read from the replica's feed and joined", c::changesRead);
+        metered.gauge("view-changes", "view changes produced (inserts, updates, deletes of view rows)", c::viewChanges);
+        metered.gauge("view-fanout-current", "view changes produced so far by the source change being joined: the progress of a large fan-out", c::currentFanOut);
+        metered.gauge("view-lag-ms", "the replica's watermark minus the commit time of the last change read: how far the view is behind",
+                () -> c.lastValidFrom() == Long.MIN_VALUE || watermark.get() == Long.MIN_VALUE ? 0 : Math.max(0, watermark.get() - c.lastValidFrom()));
+        metered.gauge("view-records", "records handed to Connect", () -> records);
         log.info("Started view {} ({} {} JOIN {} into topic {} as {}){}", config.viewName(), view.left().table(), view.type(),
                 view.right().table(), config.topic(), view.encoding(), offset == null ? ", from the beginning"
                         : offset.candidate() == null && offset.phase() == 0 && offset.record() == 0 ? ", resuming after change " + offset.change().id()
@@ -76,6 +88,7 @@ public class TableJoinSourceTask extends SourceTask {
             watermark.await(w == Long.MIN_VALUE ? Long.MIN_VALUE + 1 : w + 1, Duration.ofMillis(config.pollIntervalMs()));
             return null;
         }
+        records += entries.size();
         List<SourceRecord> out = new ArrayList<>(entries.size());
         for (ViewChangelog.Entry e : entries) {
             ChangelogEncoder.Encoded r = e.record();

@@ -43,6 +43,11 @@ final class ViewChangelog {
     private long readUpTo = Long.MIN_VALUE;
     /** Whether this view has read anything: a view that starts from the beginning reads whatever is retained. */
     private boolean started;
+    /** Progress, for metrics: written by the task's thread, read by the metrics reporter's. */
+    private volatile long changesRead;
+    private volatile long viewChanges;
+    private volatile long currentFanOut;
+    private volatile long lastValidFrom = Long.MIN_VALUE;
 
     ViewChangelog(ViewDefinition view, ChangeFeed feed, DeltaJoin join, ChangelogEncoder encoder, String viewName, ViewOffset after) {
         this.view = view;
@@ -94,6 +99,9 @@ final class ViewChangelog {
                 }
                 expansion = join.expand(next);
                 checkInsertOnly(expansion);
+                changesRead++;
+                currentFanOut = 0;
+                lastValidFrom = next.id().validFrom();
             }
             ViewChange vc = expansion.next();
             if (vc == null) {
@@ -102,6 +110,8 @@ final class ViewChangelog {
                 skipPhase = -1;
                 continue;
             }
+            viewChanges++;
+            currentFanOut++;
             List<ChangelogEncoder.Encoded> encoded = encoder.encode(vc);
             for (int i = skipFor(vc); i < encoded.size(); i++) {
                 out.add(new Entry(new ViewOffset(expansion.change(), vc.phase(), vc.candidate(), i), encoded.get(i)));
@@ -141,5 +151,25 @@ final class ViewChangelog {
                     + " updates or deletes a row. Set it to false and use view.encoding UPSERT or RETRACT, then rebuild the view"
                     + " (reset the connector's offsets and clear its target)");
         }
+    }
+
+    /** Source changes read from the feed and expanded (a change resumed after a restart counts again). */
+    long changesRead() {
+        return changesRead;
+    }
+
+    /** View changes produced (before any skipped on a resume). */
+    long viewChanges() {
+        return viewChanges;
+    }
+
+    /** View changes the change being expanded has produced so far: the progress of a large fan-out. */
+    long currentFanOut() {
+        return currentFanOut;
+    }
+
+    /** The valid-from (commit time) of the last change read; MIN_VALUE before the first. */
+    long lastValidFrom() {
+        return lastValidFrom;
     }
 }
