@@ -30,6 +30,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
@@ -141,8 +142,9 @@ public final class TableJoinViewBenchmark {
             try (Ours ours = new Ours(oursPg, oursConn)) {
                 ours.initialBuild(joinRows);
                 System.out.printf("  initial build, ours: %.2f s, %,.0f view rows/s (replica snapshot until its first watermark"
-                                + " %.2f s, then the join %.2f s)%n", ours.buildSecs, joinRows / ours.buildSecs, ours.buildSnapshotSecs,
-                        ours.buildSecs - ours.buildSnapshotSecs);
+                                + " %.2f s, then the join %.2f s; CPU: task thread %.2f s, JVM %.2f s)%n", ours.buildSecs,
+                        joinRows / ours.buildSecs, ours.buildSnapshotSecs, ours.buildSecs - ours.buildSnapshotSecs,
+                        ours.buildTaskCpuSecs, ours.buildJvmCpuSecs);
                 System.out.printf("  initial build, peer: REFRESH MATERIALIZED VIEW %.2f s, %,.0f view rows/s%n", peerBuild,
                         joinRows / peerBuild);
 
@@ -173,9 +175,9 @@ public final class TableJoinViewBenchmark {
                     oursRounds.add(o);
                     peerRounds.add(p);
                     System.out.printf("  round %d of %d (%s first): ours %.2f s (%,.0f changes/s, %,.0f view changes/s), peer %.2f s"
-                                    + " (%,.0f changes/s); ratio %.2f%n", r, rounds, peerFirst ? "peer" : "ours",
-                            o.secs(), o.changes / o.secs(), o.viewChanges / o.secs(), p.secs(), p.changes / p.secs(),
-                            p.secs() / o.secs());
+                                    + " (%,.0f changes/s); ratio %.2f; slowest batch: ours %s, peer %s%n", r, rounds,
+                            peerFirst ? "peer" : "ours", o.secs(), o.changes / o.secs(), o.viewChanges / o.secs(), p.secs(),
+                            p.changes / p.secs(), p.secs() / o.secs(), o.slowest(), p.slowest());
                 }
                 System.out.printf("REFRESH ... CONCURRENTLY: %d more batches through the peer alone%n", CONCURRENT_BATCHES);
                 peer.catchUpConcurrentView();
@@ -617,6 +619,7 @@ public final class TableJoinViewBenchmark {
         double jvmCpuNanos;
         final List<Double> waits = new ArrayList<>();
         final List<Double> watermarks = new ArrayList<>();
+        private Timing slowest;
 
         void add(Timing t) {
             batches++;
@@ -631,6 +634,16 @@ public final class TableJoinViewBenchmark {
             jvmCpuNanos += t.jvmCpuNanos;
             waits.add(t.waitNanos / 1e6);
             watermarks.add(t.watermarkNanos / 1e6);
+            if (slowest == null || t.nanos > slowest.nanos) {
+                slowest = t;
+            }
+        }
+
+        /** The slowest batch and where its time went. */
+        String slowest() {
+            Timing t = slowest;
+            return String.format(Locale.ROOT, "%.0f ms (apply %.0f, wait %.0f, %s %.0f; %,d view changes)", t.nanos / 1e6,
+                    t.applyNanos / 1e6, t.waitNanos / 1e6, t.waitNanos == 0 ? "refresh" : "join", t.joinNanos / 1e6, t.viewChanges);
         }
 
         double secs() {
@@ -737,6 +750,8 @@ public final class TableJoinViewBenchmark {
         private boolean started;
         double buildSecs;
         double buildSnapshotSecs;
+        double buildTaskCpuSecs;
+        double buildJvmCpuSecs;
 
         Ours(BenchPostgres pg, Connection c) throws SQLException {
             this.c = c;
@@ -761,6 +776,8 @@ public final class TableJoinViewBenchmark {
 
         /** Starts the task (its replica takes the snapshot) and polls until it returned the whole view. */
         void initialBuild(long rows) throws Exception {
+            long cpu0 = os.getProcessCpuTime();
+            long taskCpu0 = threads.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             task.initialize(new Context(taskProps));
             task.start(taskProps);
@@ -781,6 +798,8 @@ public final class TableJoinViewBenchmark {
                 }
             }
             long t1 = System.nanoTime();
+            buildTaskCpuSecs = (threads.getCurrentThreadCpuTime() - taskCpu0) / 1e9;
+            buildJvmCpuSecs = (os.getProcessCpuTime() - cpu0) / 1e9;
             buildSecs = (t1 - t0) / 1e9;
             buildSnapshotSecs = (firstWatermark.get() - t0) / 1e9;
             noMore("the initial build");
