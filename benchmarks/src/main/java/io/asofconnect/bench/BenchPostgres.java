@@ -53,6 +53,11 @@ final class BenchPostgres implements AutoCloseable {
         return work;
     }
 
+    /** A new connection to the database, as its superuser. */
+    Connection connect() throws SQLException {
+        return pg.getPostgresDatabase().getConnection();
+    }
+
     /** Creates {@code table} (id, name, price, category, updated_at) holding ids 0..n-1. */
     void createAndLoad(String table, int n) throws SQLException {
         long started = System.nanoTime();
