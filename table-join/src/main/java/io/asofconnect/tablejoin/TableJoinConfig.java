@@ -2,6 +2,7 @@ package io.asofconnect.tablejoin;
 
 import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.config.OptionalText;
+import io.asofconnect.common.config.QualifiedTables;
 import io.asofconnect.replica.config.ReplicaConfig;
 
 import java.util.ArrayList;
@@ -49,10 +50,10 @@ public final class TableJoinConfig extends AbstractConfig {
                 "The topic the view's changes are written to. Create it beforehand (or let the worker create it) with as"
                         + " many partitions as the consumers need: records are keyed by the view key, so one row's changes stay"
                         + " in order in one partition.", g, ++o, Width.MEDIUM, "View topic");
-        def.define(LEFT_TABLE, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, tableValidator(), Importance.HIGH,
+        def.define(LEFT_TABLE, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, QualifiedTables.one("public.posts"), Importance.HIGH,
                 "The view's left table, as schema.table; it must be one of replica.tables. In a LEFT view every row of it"
                         + " is in the view.", g, ++o, Width.MEDIUM, "Left table");
-        def.define(RIGHT_TABLE, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, tableValidator(), Importance.HIGH,
+        def.define(RIGHT_TABLE, Type.STRING, ConfigDef.NO_DEFAULT_VALUE, QualifiedTables.one("public.posts"), Importance.HIGH,
                 "The view's right table, as schema.table; it must be one of replica.tables.", g, ++o, Width.MEDIUM, "Right table");
         def.define(LEFT_JOIN_COLUMNS, Type.LIST, ConfigDef.NO_DEFAULT_VALUE, nonEmptyList(), Importance.HIGH,
                 "Columns of the left table compared for equality, in pairs, with view.right.join.columns (the first with the"
@@ -179,24 +180,6 @@ public final class TableJoinConfig extends AbstractConfig {
 
     private static String unqualified(String table) {
         return table.substring(table.lastIndexOf('.') + 1);
-    }
-
-    private static ConfigDef.Validator tableValidator() {
-        return new ConfigDef.Validator() {
-            @Override
-            public void ensureValid(String name, Object value) {
-                String s = value == null ? "" : value.toString().trim();
-                int dot = s.indexOf('.');
-                if (dot <= 0 || dot == s.length() - 1 || s.indexOf('.', dot + 1) >= 0) {
-                    throw new ConfigException(name, value, "write the table as schema.table, e.g. public.posts");
-                }
-            }
-
-            @Override
-            public String toString() {
-                return "schema.table";
-            }
-        };
     }
 
     private static ConfigDef.Validator nonEmptyList() {

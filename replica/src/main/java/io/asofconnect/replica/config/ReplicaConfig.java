@@ -4,6 +4,7 @@ import io.asofconnect.common.config.EnumOption;
 import io.asofconnect.common.jdbc.JdbcDriverProperties;
 import io.asofconnect.common.lookup.IndexDeclaration;
 import io.asofconnect.common.config.OptionalText;
+import io.asofconnect.common.config.QualifiedTables;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -119,7 +120,6 @@ public final class ReplicaConfig extends AbstractConfig {
     private static final Pattern SLOT = Pattern.compile("[a-z0-9_]{1,63}");
     private static final Pattern REPLICA_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,100}");
     private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,62}");
-    private static final Pattern QUALIFIED_TABLE = Pattern.compile("[^.\\s]+\\.[^.\\s]+");
     /** DNS labels (underscores allowed: container and service names have them), dot-separated. */
     private static final Pattern DNS_NAME = Pattern.compile(
             "(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
@@ -172,7 +172,7 @@ public final class ReplicaConfig extends AbstractConfig {
                 .define(CONNECT_TIMEOUT_MS, Type.LONG, 10_000L, ConfigDef.Range.between(100, 600_000), Importance.LOW,
                         "Bound on connecting to Postgres during the start-up checks and for the watermark prober, in milliseconds.",
                         g, ++o, ConfigDef.Width.SHORT, "Connect timeout")
-                .define(TABLES, Type.LIST, Collections.emptyList(), tablesValidator(), Importance.HIGH,
+                .define(TABLES, Type.LIST, Collections.emptyList(), QualifiedTables.list("public.customers", ""), Importance.HIGH,
                         "Tables to capture, comma-separated, each as schema.table (e.g. public.customers). Required when this"
                                 + " connector defines the replica.", g, ++o, ConfigDef.Width.LONG, "Tables")
                 .define(KEY_COLUMNS, Type.STRING, "", KeyColumns.VALIDATOR, Importance.MEDIUM,
@@ -255,7 +255,7 @@ public final class ReplicaConfig extends AbstractConfig {
                                 + " enrichment users leave it empty (the default), which costs nothing. Given with " + NAME + " alone"
                                 + " (to share a replica another connector defines), it names indexes that replica must keep.",
                         g, ++o, ConfigDef.Width.LONG, "Indexes")
-                .define(FEED_TABLES, Type.LIST, Collections.emptyList(), feedTablesValidator(), Importance.LOW,
+                .define(FEED_TABLES, Type.LIST, Collections.emptyList(), QualifiedTables.list("public.posts", "one of " + TABLES), Importance.LOW,
                         "Tables of " + TABLES + " whose changes the replica keeps in its change feed, comma-separated, each as"
                                 + " schema.table: every retained version in one total order (commit order, then change order), which"
                                 + " a table-table join reads to maintain its view. Set by the table-join connector from its view"
@@ -424,27 +424,6 @@ public final class ReplicaConfig extends AbstractConfig {
         };
     }
 
-    private static ConfigDef.Validator feedTablesValidator() {
-        return new ConfigDef.Validator() {
-            @Override
-            public void ensureValid(String name, Object value) {
-                if (value instanceof List<?> list) {
-                    for (Object t : list) {
-                        if (!isQualifiedTable(String.valueOf(t))) {
-                            throw new ConfigException(name, value, "each table must be written schema.table, e.g. public.posts,"
-                                    + " and be one of " + TABLES);
-                        }
-                    }
-                }
-            }
-
-            @Override
-            public String toString() {
-                return "schema.table[,schema.table...], each one of " + TABLES;
-            }
-        };
-    }
-
     private static Map<String, String> debeziumOverrides(Map<String, Object> originals) {
         Map<String, String> out = new TreeMap<>();
         for (Map.Entry<String, Object> e : originals.entrySet()) {
@@ -575,27 +554,7 @@ public final class ReplicaConfig extends AbstractConfig {
     }
 
     static boolean isQualifiedTable(String t) {
-        return t != null && QUALIFIED_TABLE.matcher(t).matches();
-    }
-
-    private static ConfigDef.Validator tablesValidator() {
-        return new ConfigDef.Validator() {
-            @Override
-            public void ensureValid(String name, Object value) {
-                if (value instanceof List<?> list) {
-                    for (Object t : list) {
-                        if (!isQualifiedTable(String.valueOf(t))) {
-                            throw new ConfigException(name, value, "each table must be written schema.table, e.g. public.customers");
-                        }
-                    }
-                }
-            }
-
-            @Override
-            public String toString() {
-                return "schema.table[,schema.table...]";
-            }
-        };
+        return QualifiedTables.isQualified(t);
     }
 
     private static ConfigDef.Validator patternValidator(Pattern p, String description) {
