@@ -16,7 +16,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -54,10 +53,7 @@ class ReplicaChangeFeedTest {
 
     @AfterEach
     void dropSlots() {
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
-            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
-        });
+        db.dropIdleSlots();
     }
 
     private Map<String, Object> props() {

@@ -2,7 +2,6 @@ package io.asofconnect.replica;
 
 import io.asofconnect.common.lookup.LookupResult;
 import io.asofconnect.common.lookup.RowKey;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,10 +42,7 @@ class ReplicaHealTest {
 
     @AfterEach
     void dropSlots() {
-        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
-            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
-        });
+        db.dropIdleSlots();
     }
 
     private static String value(int id) {

@@ -53,10 +53,7 @@ class ReplicaSnapshotRestartTest {
 
     @AfterEach
     void dropSlots() {
-        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-            db.exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
-            assertThat(db.queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
-        });
+        db.dropIdleSlots();
     }
 
     @Test

@@ -293,6 +293,18 @@ final class SourceDb implements AutoCloseable {
         return p;
     }
 
+    /**
+     * Drops every slot no replica uses any more, waiting (bounded) for slots still being released: each test creates its
+     * own, and leaving them would run the server out of max_replication_slots.
+     */
+    void dropIdleSlots() {
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(30)).pollInterval(java.time.Duration.ofMillis(200))
+                .untilAsserted(() -> {
+                    exec("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active");
+                    org.assertj.core.api.Assertions.assertThat(queryLong("SELECT count(*) FROM pg_replication_slots")).isZero();
+                });
+    }
+
     @Override
     public void close() {
         stop();
