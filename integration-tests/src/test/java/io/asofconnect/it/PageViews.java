@@ -2,7 +2,6 @@ package io.asofconnect.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -132,17 +131,10 @@ public final class PageViews {
 
     /** Placeholder values for the page-view config examples. */
     public Map<String, String> placeholders(Path secretsDir) throws java.io.IOException {
-        Path secrets = secretsDir.resolve("secrets.properties");
-        Files.createDirectories(secretsDir);
-        Files.writeString(secrets, "postgres.password=postgres\n");
-        Map<String, String> values = new HashMap<>();
-        values.put("PG_HOST", postgres.host());
-        values.put("PG_PORT", Integer.toString(postgres.port()));
-        values.put("PG_USER", PostgresServer.USER);
+        Map<String, String> values = postgres.placeholders(secretsDir);
         values.put("SOURCE_DB", sourceDb);
         values.put("TARGET_DB", targetDb);
         values.put("TOPIC", topic);
-        values.put("SECRETS_FILE", secrets.toString());
         return values;
     }
 

@@ -16,7 +16,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -146,21 +145,14 @@ final class Timeline {
 
     /** Placeholder values of the two examples; the replica's store goes under {@code replicaDir}. */
     Map<String, String> placeholders(Path secretsDir, Path replicaDir) {
-        Path secrets = secretsDir.resolve("secrets.properties");
         try {
-            Files.createDirectories(secretsDir);
             Files.createDirectories(replicaDir);
-            Files.writeString(secrets, "postgres.password=postgres\n");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        Map<String, String> values = new HashMap<>();
-        values.put("PG_HOST", postgres.host());
-        values.put("PG_PORT", Integer.toString(postgres.port()));
-        values.put("PG_USER", PostgresServer.USER);
+        Map<String, String> values = postgres.placeholders(secretsDir);
         values.put("SOURCE_DB", sourceDb);
         values.put("TARGET_DB", targetDb);
-        values.put("SECRETS_FILE", secrets.toString());
         values.put("REPLICA_DIR", replicaDir.toString());
         return values;
     }

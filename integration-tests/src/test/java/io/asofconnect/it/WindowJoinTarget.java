@@ -11,9 +11,6 @@ import io.asofconnect.it.harness.WorkerJmx;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -68,14 +65,7 @@ final class WindowJoinTarget {
      */
     Map<String, String> config(ClickStream stream, String table, JoinType type, Window window, long idleTimeoutMs) {
         // The documented example, so that it cannot drift from the connector; the test's window and type on top.
-        Path secrets = stateDir.resolve("secrets.properties");
-        try {
-            Files.createDirectories(stateDir);
-            Files.writeString(secrets, "postgres.password=postgres\n");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        Map<String, String> values = new HashMap<>();
+        Map<String, String> values = postgres.placeholders(stateDir);
         values.put("QUERIES_TOPIC", stream.leftTopic());
         values.put("CLICKS_TOPIC", stream.rightTopic());
         values.put("WINDOW_AFTER_MS", Long.toString(window.after()));
@@ -83,11 +73,7 @@ final class WindowJoinTarget {
         values.put("IDLE_TIMEOUT_MS", Long.toString(idleTimeoutMs));
         values.put("STATE_DIR", stateDir.toString());
         values.put("BOOTSTRAP", broker.bootstrapServers());
-        values.put("PG_HOST", postgres.host());
-        values.put("PG_PORT", Integer.toString(postgres.port()));
         values.put("TARGET_DB", database);
-        values.put("PG_USER", PostgresServer.USER);
-        values.put("SECRETS_FILE", secrets.toString());
         Map<String, String> c = new HashMap<>(ConfigTemplates.connectorConfig("distributed/queries-clicks-window-join.json", values));
         c.put("join.window.before.ms", Long.toString(window.before()));
         c.put("join.type", type.name());

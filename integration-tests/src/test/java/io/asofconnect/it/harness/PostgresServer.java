@@ -255,6 +255,27 @@ public final class PostgresServer implements AutoCloseable {
         }
     }
 
+    /**
+     * The config examples' placeholders for this server: {@code PG_HOST}, {@code PG_PORT}, {@code PG_USER}, and
+     * {@code SECRETS_FILE}, a properties file written under {@code secretsDir} that holds the password as
+     * {@code postgres.password} (the examples read it through Connect's FileConfigProvider). Callers add their own.
+     */
+    public Map<String, String> placeholders(Path secretsDir) {
+        Path secrets = secretsDir.resolve("secrets.properties");
+        try {
+            Files.createDirectories(secretsDir);
+            Files.writeString(secrets, "postgres.password=postgres\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Map<String, String> values = new TreeMap<>();
+        values.put("PG_HOST", host());
+        values.put("PG_PORT", Integer.toString(port()));
+        values.put("PG_USER", USER);
+        values.put("SECRETS_FILE", secrets.toString());
+        return values;
+    }
+
     public static String quoteIdentifier(String identifier) {
         return '"' + identifier.replace("\"", "\"\"") + '"';
     }
