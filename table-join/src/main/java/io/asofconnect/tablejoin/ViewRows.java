@@ -19,12 +19,10 @@ import org.apache.kafka.connect.errors.ConnectException;
 final class ViewRows {
     private final ViewDefinition view;
     private final String valueName;
-    private final Map<Schema, Map<Schema, Shapes>> shapes = new IdentityHashMap<>();
+    private final Map<Schema, Map<Schema, Schema>> shapes = new IdentityHashMap<>();
+    private final Map<Schema, Schema> keySchemas = new IdentityHashMap<>();
     /** The right table's last schema seen: a LEFT row without a match takes its right columns' types from it. */
     private Schema lastRight;
-
-    private record Shapes(Schema value, Schema key) {
-    }
 
     ViewRows(ViewDefinition view, String valueName) {
         this.view = view;
@@ -50,8 +48,7 @@ final class ViewRows {
             throw new ConnectException("the view's row for a " + view.left().table() + " row without a match needs the"
                     + " column types of " + view.right().table() + ", and the replica holds no row of it yet");
         }
-        Shapes s = shapes(left.schema(), rightSchema);
-        Struct out = new Struct(s.value);
+        Struct out = new Struct(valueSchema(left.schema(), rightSchema));
         for (OutputColumn c : view.columns()) {
             Struct from = c.left() ? left : right;
             if (from != null) {
@@ -71,8 +68,6 @@ final class ViewRows {
         return key;
     }
 
-    private final Map<Schema, Schema> keySchemas = new IdentityHashMap<>();
-
     private Schema keySchema(Schema valueSchema) {
         return keySchemas.computeIfAbsent(valueSchema, v -> {
             SchemaBuilder b = SchemaBuilder.struct().name(valueName + ".Key");
@@ -83,7 +78,7 @@ final class ViewRows {
         });
     }
 
-    private Shapes shapes(Schema left, Schema right) {
+    private Schema valueSchema(Schema left, Schema right) {
         return shapes.computeIfAbsent(left, l -> new IdentityHashMap<>()).computeIfAbsent(right, r -> {
             SchemaBuilder b = SchemaBuilder.struct().name(valueName + ".Value").optional();
             for (OutputColumn c : view.columns()) {
@@ -96,8 +91,7 @@ final class ViewRows {
                 }
                 b.field(c.name(), !c.left() && view.type() == JoinType.LEFT ? optional(f.schema()) : f.schema());
             }
-            Schema value = b.build();
-            return new Shapes(value, null);
+            return b.build();
         });
     }
 
