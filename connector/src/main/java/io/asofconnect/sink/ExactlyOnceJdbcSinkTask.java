@@ -258,7 +258,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     private void forget(Collection<TopicPartition> revoked) {
-        int dropped = 0;
+        int dropped = buffer.openGroupRecords(revoked);
         for (PartitionState s : buffer.remove(revoked, System.nanoTime())) {
             dropped += s.buffered().size() + s.held().size();
             if (s.paused()) {

@@ -197,6 +197,11 @@ final class RecordBuffer {
         return openGroupRecords;
     }
 
+    /** Records waiting for the end of their group in these partitions. */
+    int openGroupRecords(Collection<TopicPartition> tps) {
+        return tps.stream().mapToInt(tp -> openGroups.getOrDefault(tp, List.of()).size()).sum();
+    }
+
     private void countOpen() {
         openGroupRecords = openGroups.values().stream().mapToInt(List::size).sum();
     }
