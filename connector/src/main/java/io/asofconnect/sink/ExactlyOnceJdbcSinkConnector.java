@@ -98,6 +98,13 @@ public class ExactlyOnceJdbcSinkConnector extends SinkConnector {
             byName.put(v.name(), v);
         }
         EnrichmentOptions.problems(connectorConfigs, byName);
+        ConfigValue groupHeader = byName.get(ExactlyOnceJdbcSinkConfig.CHANGELOG_GROUP_HEADER);
+        if (groupHeader != null && groupHeader.errorMessages().isEmpty() && groupHeader.value() != null) {
+            String problem = ExactlyOnceJdbcSinkConfig.groupingProblem(groupHeader.value().toString(), EnrichmentOptions.enabled(connectorConfigs));
+            if (problem != null) {
+                groupHeader.addErrorMessage(problem);
+            }
+        }
         if (hasErrors(byName, ExactlyOnceJdbcSinkConfig.INSERT_MODE, ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_MODE,
                 ExactlyOnceJdbcSinkConfig.PRIMARY_KEY_FIELDS, ExactlyOnceJdbcSinkConfig.DELETE_ENABLED,
                 ExactlyOnceJdbcSinkConfig.CHANGELOG_OP_FIELD)) {

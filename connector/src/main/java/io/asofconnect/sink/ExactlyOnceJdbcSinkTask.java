@@ -100,10 +100,14 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         config = new ExactlyOnceJdbcSinkConfig(props);
         who = LogContext.current(config.connectorName());
         JdbcUrlValidator.warnIfWeakTls(config.connectionUrl(), log, who);
-        buffer = new RecordBuffer(config.batchSize(), config.batchLingerMs());
+        buffer = new RecordBuffer(config.batchSize(), config.batchLingerMs(), config.groupHeader());
         metered = new Metered(HostMetrics.orLocal(() -> context == null ? null : context.pluginMetrics()));
         metrics = new SinkMetrics(metered);
         metered.gauge("sink-buffered-records", "records buffered for the next transaction", buffer::bufferedRecords);
+        if (config.groupHeader() != null) {
+            metered.gauge("sink-open-group-records", "records waiting for the end of their group (changelog.group.header)",
+                    buffer::openGroupRecords);
+        }
         writer = ExactlyOnceWriter.create(config.writerSettings(), "asof-connect sink " + config.connectorName(), metrics);
         retries = config.writerOptions().retries(log, who, this::fail)
                 .onRetry(metrics::retried)
@@ -137,6 +141,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
         if (assigned.isEmpty()) {
             return;
         }
+        refuseSplitGroups(assigned);
         revocations.admit(assigned);
         Map<TopicPartition, OffsetStore.Claim> claims = retries.claim(writer, assigned);
         resumeThosePausedWhenClosed(assigned);
@@ -152,6 +157,22 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
             metrics.rewound(rewinds.size());
         }
         log.info("Opened {} partitions; {} rewound to the offsets held in the target", claims.size(), rewinds.size());
+    }
+
+    /** With a group header, a group's records must all be in one partition: only single-partition topics qualify. */
+    private void refuseSplitGroups(Collection<TopicPartition> assigned) {
+        if (config.groupHeader() == null) {
+            return;
+        }
+        for (TopicPartition tp : assigned) {
+            if (tp.partition() != 0) {
+                throw fail(new ConnectException(ExactlyOnceJdbcSinkConfig.CHANGELOG_GROUP_HEADER + " is set, but topic " + tp.topic()
+                        + " has a partition " + tp.partition() + ": the records of one group (one source transaction) may be spread"
+                        + " over several partitions, which no target transaction can bring together. Give the topic one"
+                        + " partition (recreate it, and the view's offsets), or leave " + ExactlyOnceJdbcSinkConfig.CHANGELOG_GROUP_HEADER
+                        + " empty"));
+            }
+        }
     }
 
     private void resumeThosePausedWhenClosed(Collection<TopicPartition> assigned) {
@@ -237,7 +258,7 @@ public class ExactlyOnceJdbcSinkTask extends SinkTask {
     }
 
     private void forget(Collection<TopicPartition> revoked) {
-        int dropped = 0;
+        int dropped = buffer.openGroupRecords(revoked);
         for (PartitionState s : buffer.remove(revoked, System.nanoTime())) {
             dropped += s.buffered().size() + s.held().size();
             if (s.paused()) {

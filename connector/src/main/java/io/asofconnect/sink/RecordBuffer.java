@@ -5,9 +5,11 @@ import io.asofconnect.writer.OffsetStore;
 import io.asofconnect.writer.PartitionState;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTaskContext;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -21,6 +23,12 @@ import java.util.concurrent.TimeUnit;
  * records to write, and those the enrichment holds back), and when they are due to be written: once
  * {@code batch.size} records are buffered, or once the buffer has lingered {@code batch.linger.ms} since it last
  * went from empty to not. Task thread only, but for the counts, which the metrics reporter's thread reads.
+ *
+ * <p>With a group header ({@code changelog.group.header}) a record is accepted only once its group is complete: the
+ * records of a partition after its last record carrying the header wait in an open group, neither accepted nor
+ * counted as buffered (so no flush can commit part of a group), until the record ending the group arrives; the whole
+ * group is then accepted at once. An open group is as large as its producer makes it: it is not bounded by
+ * {@code batch.size}. Closing or reopening the partition drops it; the consumer re-reads it from the committed offset.
  */
 final class RecordBuffer {
     /** How soon to look again while records wait for the replica's watermark. */
@@ -30,6 +38,12 @@ final class RecordBuffer {
     private final int batchSize;
     private final long lingerMs;
     private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
+    /** The header ending a group; null when records are accepted one by one. */
+    private final String groupHeader;
+    /** Per partition, the records after its last group end, in offset order: not accepted yet. */
+    private final Map<TopicPartition, List<SinkRecord>> openGroups = new HashMap<>();
+    /** Records in open groups, over all partitions; volatile as {@link #bufferedRecords}. */
+    private volatile int openGroupRecords;
     /** Volatile: also read by the metrics reporter's thread. */
     private volatile int bufferedRecords;
     /** When the buffer last went from empty to not ({@link #recount}). */
@@ -38,13 +52,22 @@ final class RecordBuffer {
     private volatile int heldRecords;
 
     RecordBuffer(int batchSize, long lingerMs) {
+        this(batchSize, lingerMs, null);
+    }
+
+    /** With {@code groupHeader} (null for none): records are accepted only in whole groups, each ended by that header. */
+    RecordBuffer(int batchSize, long lingerMs, String groupHeader) {
         this.batchSize = batchSize;
         this.lingerMs = lingerMs;
+        this.groupHeader = groupHeader;
     }
 
     /** A partition just taken over under {@code epoch}, whose target holds everything before {@code committedNext}. */
     void open(TopicPartition tp, long epoch, long committedNext) {
         partitions.put(tp, new PartitionState(tp, epoch, committedNext));
+        // The consumer is rewound to the committed offset: an open group from before is read again.
+        openGroups.remove(tp);
+        countOpen();
     }
 
     /** The state of the record's partition, or null when this task does not hold it. */
@@ -68,11 +91,24 @@ final class RecordBuffer {
             if (state == null || !state.isNew(r)) {
                 continue;
             }
-            if (enrichment != null) {
-                enrichment.offer(state, r, receivedAt);
-            } else {
-                state.accept(r);
+            if (groupHeader == null) {
+                take(state, r, enrichment, receivedAt);
+                continue;
             }
+            List<SinkRecord> open = openGroups.computeIfAbsent(state.partition(), tp -> new ArrayList<>());
+            if (!open.isEmpty() && r.originalKafkaOffset() <= open.get(open.size() - 1).originalKafkaOffset()) {
+                continue; // a re-delivery of a record of the open group
+            }
+            open.add(r);
+            if (endsGroup(r, groupHeader)) {
+                for (SinkRecord g : open) {
+                    take(state, g, enrichment, receivedAt);
+                }
+                open.clear();
+            }
+        }
+        if (groupHeader != null) {
+            countOpen();
         }
         if (enrichment != null) {
             for (PartitionState state : partitions.values()) {
@@ -80,6 +116,27 @@ final class RecordBuffer {
             }
             countHeld();
         }
+    }
+
+    private static void take(PartitionState state, SinkRecord r, EnrichmentStage enrichment, long receivedAt) {
+        if (enrichment != null) {
+            enrichment.offer(state, r, receivedAt);
+        } else {
+            state.accept(r);
+        }
+    }
+
+    /** Whether the record carries {@code header} with the value true (a boolean, or the text "true" in any case). */
+    static boolean endsGroup(SinkRecord r, String header) {
+        Header h = r.headers().lastWithName(header);
+        if (h == null) {
+            return false;
+        }
+        Object v = h.value();
+        if (v instanceof byte[] bytes) {
+            v = new String(bytes, StandardCharsets.UTF_8);
+        }
+        return Boolean.TRUE.equals(v) || v instanceof String text && text.trim().equalsIgnoreCase("true");
     }
 
     /**
@@ -135,6 +192,20 @@ final class RecordBuffer {
         return heldRecords;
     }
 
+    /** Records waiting for the end of their group, not accepted yet. */
+    int openGroupRecords() {
+        return openGroupRecords;
+    }
+
+    /** Records waiting for the end of their group in these partitions. */
+    int openGroupRecords(Collection<TopicPartition> tps) {
+        return tps.stream().mapToInt(tp -> openGroups.getOrDefault(tp, List.of()).size()).sum();
+    }
+
+    private void countOpen() {
+        openGroupRecords = openGroups.values().stream().mapToInt(List::size).sum();
+    }
+
     /** What the target has committed, per partition that has a commit; never more. */
     Map<TopicPartition, OffsetAndMetadata> committedOffsets() {
         Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
@@ -154,9 +225,11 @@ final class RecordBuffer {
             if (s != null) {
                 removed.add(s);
             }
+            openGroups.remove(tp);
         }
         recount(now);
         countHeld();
+        countOpen();
         return removed;
     }
 
@@ -167,6 +240,8 @@ final class RecordBuffer {
 
     void clear() {
         partitions.clear();
+        openGroups.clear();
+        openGroupRecords = 0;
         bufferedRecords = 0;
         bufferedSinceNanos = NOT_BUFFERING;
         heldRecords = 0;

@@ -24,8 +24,14 @@ import org.slf4j.LoggerFactory;
  * each by the delta rule ({@link DeltaJoin}) and returns the view's changes, at most {@code view.batch.size} per poll.
  * Each record carries the exact point it stands for ({@link ViewOffset}); under exactly-once source support Connect
  * commits it with the records, so a restart resumes after the last record written, even inside one change's fan-out.
+ *
+ * <p>The last record of each group of changes sharing one valid-from (one commit-time millisecond, so whole source
+ * transactions) carries the header {@value #GROUP_END_HEADER} = {@code "true"}: a sink that commits only up to such a
+ * record (the JDBC sink's {@code changelog.group.header}) never shows a reader half of a source transaction.
  */
 public class TableJoinSourceTask extends SourceTask {
+    /** The header on the last record of a group ({@link ViewChangelog}); its value is the string "true". */
+    public static final String GROUP_END_HEADER = "asof.view.group.end";
     private static final Logger log = LoggerFactory.getLogger(TableJoinSourceTask.class);
 
     private TableJoinConfig config;
@@ -92,8 +98,12 @@ public class TableJoinSourceTask extends SourceTask {
         List<SourceRecord> out = new ArrayList<>(entries.size());
         for (ViewChangelog.Entry e : entries) {
             ChangelogEncoder.Encoded r = e.record();
-            out.add(new SourceRecord(partition, e.offset().toMap(), config.topic(), null, r.key().schema(), r.key(),
-                    r.valueSchema(), r.value()));
+            SourceRecord record = new SourceRecord(partition, e.offset().toMap(), config.topic(), null, r.key().schema(), r.key(),
+                    r.valueSchema(), r.value());
+            if (e.groupEnd()) {
+                record.headers().addString(GROUP_END_HEADER, "true");
+            }
+            out.add(record);
         }
         return out;
     }

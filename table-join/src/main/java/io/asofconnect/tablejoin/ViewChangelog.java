@@ -2,6 +2,7 @@ package io.asofconnect.tablejoin;
 
 import io.asofconnect.common.lookup.Change;
 import io.asofconnect.common.lookup.ChangeFeed;
+import io.asofconnect.common.lookup.Version;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -16,11 +17,21 @@ import org.apache.kafka.connect.errors.ConnectException;
  * record with the offset that names it. Resumed after an offset, it hands out exactly the records that followed it:
  * the change is expanded again from the offset's candidate, and that candidate's records up to the offset's are
  * skipped (a change's expansion is the same every time: the feed behind the watermark never changes).
+ *
+ * <p>Each record also says whether it ends its <em>group</em>: the changes sharing one valid-from (one commit-time
+ * millisecond: one or more whole source transactions), so that a sink can apply a group in one target transaction.
+ * A group is complete when read, since the feed holds every change valid at or before the watermark. The last
+ * record of each group that gave records carries the mark; as a group's last change may give none, the changelog
+ * holds its newest record back until the next record, the next group's first change, or the end of what the
+ * watermark lets it read decides. Rows of an initial snapshot share one valid-from, but each snapshot change is a
+ * group of its own: a sink would otherwise hold a whole initial load in memory. The mark depends only on the feed, so
+ * a restart at any record gives the same marks.
  */
 final class ViewChangelog {
     private static final int FEED_PAGE = 256;
 
-    record Entry(ViewOffset offset, ChangelogEncoder.Encoded record) {
+    /** A record, its offset, and whether it is the last record of its group. */
+    record Entry(ViewOffset offset, ChangelogEncoder.Encoded record, boolean groupEnd) {
     }
 
     private final ViewDefinition view;
@@ -48,6 +59,8 @@ final class ViewChangelog {
     private volatile long viewChanges;
     private volatile long currentFanOut;
     private volatile long lastValidFrom = Long.MIN_VALUE;
+    /** The newest record, not handed out yet: whether it ends its group is not known yet. */
+    private Entry held;
 
     ViewChangelog(ViewDefinition view, ChangeFeed feed, DeltaJoin join, ChangelogEncoder encoder, String viewName, ViewOffset after) {
         this.view = view;
@@ -86,7 +99,12 @@ final class ViewChangelog {
                 Change next = nextChange(upTo);
                 if (next == null) {
                     readUpTo = Math.max(readUpTo, upTo);
+                    // Everything valid up to the watermark is read: the held record's group is complete.
+                    release(out, true);
                     break;
+                }
+                if (held != null && !sameGroup(held.offset().change(), next)) {
+                    release(out, true);
                 }
                 if (!started) {
                     // From the beginning the view reads every retained version: its history is whole from the start on.
@@ -114,10 +132,31 @@ final class ViewChangelog {
             currentFanOut++;
             List<ChangelogEncoder.Encoded> encoded = encoder.encode(vc);
             for (int i = skipFor(vc); i < encoded.size(); i++) {
-                out.add(new Entry(new ViewOffset(expansion.change(), vc.phase(), vc.candidate(), i), encoded.get(i)));
+                Entry e = new Entry(new ViewOffset(expansion.change(), vc.phase(), vc.candidate(), i), encoded.get(i), false);
+                release(out, !sameGroup(held == null ? null : held.offset().change(), e.offset().change()));
+                held = e;
             }
         }
         return out;
+    }
+
+    /** Hands the held record out, if any, marked as its group's end or not. */
+    private void release(List<Entry> out, boolean groupEnd) {
+        if (held != null) {
+            out.add(groupEnd ? new Entry(held.offset(), held.record(), true) : held);
+            held = null;
+        }
+    }
+
+    /**
+     * Whether two changes are of one group: the same valid-from, but for snapshot rows (valid from the beginning of
+     * time), each of which is a group of its own.
+     */
+    static boolean sameGroup(Change a, Change b) {
+        if (a == null || b == null || a.id().validFrom() != b.id().validFrom()) {
+            return false;
+        }
+        return a.id().validFrom() != Version.BEGINNING_OF_TIME || a.compareTo(b) == 0;
     }
 
     private int skipFor(ViewChange vc) {

@@ -93,6 +93,78 @@ class DeltaJoinPropertyTest {
         }
     }
 
+    @Test
+    void theLastRecordOfEachGroupAndOnlyItIsMarked() throws Exception {
+        int marked = 0;
+        int unmarked = 0;
+        for (int seed = 200; seed < 240; seed++) {
+            ViewDefinition view = timeline(Encoding.RETRACT, seed % 2 == 0);
+            Path file = Files.createTempDirectory(dir, "g" + seed).resolve("store.mapdb");
+            try (MapDbVersionStore store = open(file, view)) {
+                generate(store, new Random(seed), 20, false);
+                List<Emitted> whole = run(view, store, 3, null);
+                for (int i = 0; i < whole.size(); i++) {
+                    boolean last = i + 1 == whole.size() || !sameGroup(whole.get(i), whole.get(i + 1));
+                    assertThat(whole.get(i).groupEnd()).as("seed %d, record %d of %d", seed, i, whole.size()).isEqualTo(last);
+                    if (last) {
+                        marked++;
+                    } else {
+                        unmarked++;
+                    }
+                }
+            }
+        }
+        // Groups of several records (fan-outs, several changes in a millisecond) were met, not only single ones.
+        assertThat(unmarked).isGreaterThan(50);
+        assertThat(marked).isGreaterThan(50);
+    }
+
+    /** Two records of one group: one valid-from; for snapshot rows, one change. */
+    private static boolean sameGroup(Emitted a, Emitted b) {
+        return ViewChangelog.sameGroup(ViewOffset.fromMap(a.offset(), "v").change(), ViewOffset.fromMap(b.offset(), "v").change());
+    }
+
+    @Test
+    void aGroupWhoseLastChangeGivesNoRecordIsMarkedAtItsLastRecord() throws Exception {
+        ViewDefinition view = timeline(Encoding.UPSERT, false);
+        try (MapDbVersionStore store = open(Files.createTempDirectory(dir, "n").resolve("store.mapdb"), view)) {
+            long t = 1_700_000_000_000L;
+            put(store, FOLLOWS, t, new SourcePosition(10, 0), follow(1, 7));
+            put(store, POSTS, t, new SourcePosition(11, 0), post(1, 7L, "b", new Random(1)));
+            // Same millisecond, no view change: a follow of an author without posts.
+            put(store, FOLLOWS, t, new SourcePosition(12, 0), follow(2, 9));
+            store.commit();
+            ViewChangelog changelog = changelog(view, store, 3, null);
+            List<ViewChangelog.Entry> first = changelog.next(t, 10);
+            assertThat(first).hasSize(1);
+            assertThat(first.get(0).groupEnd()).isTrue();
+            // Nothing is left held: the next group's record is marked again, alone.
+            put(store, POSTS, t + 1, new SourcePosition(13, 0), post(2, 7L, "c", new Random(1)));
+            store.commit();
+            List<ViewChangelog.Entry> second = changelog.next(t + 1, 10);
+            assertThat(second).extracting(ViewChangelog.Entry::groupEnd).containsExactly(true);
+        }
+    }
+
+    @Test
+    void aFullBatchKeepsItsLastRecordUntilTheNextPollDecides() throws Exception {
+        ViewDefinition view = timeline(Encoding.UPSERT, false);
+        try (MapDbVersionStore store = open(Files.createTempDirectory(dir, "f").resolve("store.mapdb"), view)) {
+            long t = 1_700_000_000_000L;
+            put(store, POSTS, t, new SourcePosition(10, 0), post(1, 7L, "b", new Random(1)));
+            for (int i = 0; i < 5; i++) {
+                put(store, FOLLOWS, t, new SourcePosition(11 + i, 0), follow(i, 7));
+            }
+            store.commit();
+            ViewChangelog changelog = changelog(view, store, 3, null);
+            List<ViewChangelog.Entry> a = changelog.next(t, 3);
+            List<ViewChangelog.Entry> b = changelog.next(t, 3);
+            assertThat(a).extracting(ViewChangelog.Entry::groupEnd).containsExactly(false, false, false);
+            assertThat(b).extracting(ViewChangelog.Entry::groupEnd).containsExactly(false, true);
+            assertThat(changelog.next(t, 3)).isEmpty();
+        }
+    }
+
     private void runInner(int seed, Encoding encoding, int page, boolean filtered) throws Exception {
         ViewDefinition view = timeline(encoding, filtered);
         Path file = Files.createTempDirectory(dir, "s" + seed + encoding).resolve("store.mapdb");
@@ -293,8 +365,13 @@ class DeltaJoinPropertyTest {
             if (t + 1 < validFroms.size() && validFroms.get(t + 1).equals(validFroms.get(t))) {
                 continue; // the next transaction committed in the same millisecond: the feed cannot stop between them
             }
-            for (ViewChangelog.Entry e : changelog.next(validFroms.get(t), Integer.MAX_VALUE)) {
+            List<ViewChangelog.Entry> batch = changelog.next(validFroms.get(t), Integer.MAX_VALUE);
+            for (ViewChangelog.Entry e : batch) {
                 apply(view, applied, e.record());
+            }
+            if (!batch.isEmpty()) {
+                // Read up to the watermark: the group is complete, its last record is handed out, marked.
+                assertThat(batch.get(batch.size() - 1).groupEnd()).as("seed %d, the last record read up to transaction %d", seed, t).isTrue();
             }
             assertThat(applied).as("seed %d, %s %s, page %d, after transaction %d", seed, view.type(), view.encoding(), page, t)
                     .isEqualTo(oracle.at(snapshots.get(t)));
@@ -328,7 +405,7 @@ class DeltaJoinPropertyTest {
         }
     }
 
-    private record Emitted(Map<String, Object> offset, Object key, Object value) {
+    private record Emitted(Map<String, Object> offset, Object key, Object value, boolean groupEnd) {
     }
 
     /** The whole changelog, from the start or resumed after {@code from}. */
@@ -338,7 +415,7 @@ class DeltaJoinPropertyTest {
         for (List<ViewChangelog.Entry> batch = changelog.next(Long.MAX_VALUE, 7); !batch.isEmpty();
              batch = changelog.next(Long.MAX_VALUE, 7)) {
             for (ViewChangelog.Entry e : batch) {
-                out.add(new Emitted(e.offset().toMap(), e.record().key(), e.record().value()));
+                out.add(new Emitted(e.offset().toMap(), e.record().key(), e.record().value(), e.groupEnd()));
             }
         }
         return out;

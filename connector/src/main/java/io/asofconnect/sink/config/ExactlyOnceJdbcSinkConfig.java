@@ -43,6 +43,9 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public static final String BATCH_SIZE = WriterOptions.BATCH_SIZE;
     public static final String BATCH_LINGER_MS = WriterOptions.BATCH_LINGER_MS;
     public static final String BUFFER_MAX_RECORDS = "buffer.max.records";
+    public static final String CHANGELOG_GROUP_HEADER = "changelog.group.header";
+    /** The header the view source connector puts on the last record of each group (TableJoinSourceTask). */
+    public static final String VIEW_GROUP_END_HEADER = "asof.view.group.end";
     public static final String OFFSETS_TABLE_NAME = WriterOptions.OFFSETS_TABLE_NAME;
     public static final String MAX_RETRIES = WriterOptions.MAX_RETRIES;
     public static final String RETRY_BACKOFF_MS = WriterOptions.RETRY_BACKOFF_MS;
@@ -110,6 +113,19 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
                         + " record (errant record reporter, or the task fails). Needs " + PRIMARY_KEY_MODE + "=RECORD_KEY and "
                         + INSERT_MODE + "=UPSERT; tombstones still follow " + DELETE_ENABLED + ".",
                 G_WRITES, ++w, ConfigDef.Width.SHORT, "Changelog operation field");
+        def.define(CHANGELOG_GROUP_HEADER, Type.STRING, "", new GroupHeaderValidator(), Importance.MEDIUM,
+                "Empty (default): each flush commits every record read so far. Otherwise the name of a record header"
+                        + " that marks the last record of a group to be applied in one target transaction: a partition is"
+                        + " committed only up to its last record carrying this header with the value true; the records"
+                        + " after it stay in memory, uncommitted, until their group's end arrives, and are then written in"
+                        + " one flush. Set " + VIEW_GROUP_END_HEADER + " to apply the changelog of the view source connector"
+                        + " (io.asofconnect.tablejoin.TableJoinSourceConnector) so that no reader of the target sees part of"
+                        + " a source transaction. Needs topics of one partition (a group's keys would spread over several;"
+                        + " the task fails on a partition other than 0) whose producer marks the end of every group: records"
+                        + " after a partition's last mark wait until a mark follows, and a group is held whole in memory"
+                        + " whatever " + WriterOptions.BATCH_SIZE + " says (watch sink-open-group-records). Cannot be combined"
+                        + " with enrichment (enrich.table).",
+                G_WRITES, ++w, ConfigDef.Width.MEDIUM, "Changelog group header");
         WriterOptions.addBatching(def, G_WRITES, w + 1);
         w += 2;
         def.define(BUFFER_MAX_RECORDS, Type.INT, 10_000, ConfigDef.Range.between(1, 10_000_000), Importance.LOW,
@@ -129,6 +145,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     private final String changelogOpField;
     private final int bufferMaxRecords;
     private final boolean enrichmentEnabled;
+    /** Null when off. */
+    private final String groupHeader;
 
     public ExactlyOnceJdbcSinkConfig(Map<String, String> props) {
         this(CONFIG_DEF, props);
@@ -150,7 +168,13 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         changelogOpField = opField.isEmpty() ? null : opField;
         bufferMaxRecords = getInt(BUFFER_MAX_RECORDS);
         enrichmentEnabled = EnrichmentOptions.enabled(props);
+        String header = getString(CHANGELOG_GROUP_HEADER);
+        groupHeader = header.isEmpty() ? null : header;
         Map<String, String> problems = crossKeyProblems(insertMode, primaryKeyMode, primaryKeyFields, deleteEnabled, changelogOpField);
+        String grouping = groupingProblem(groupHeader, enrichmentEnabled);
+        if (grouping != null) {
+            problems.put(CHANGELOG_GROUP_HEADER, grouping);
+        }
         if (!problems.isEmpty()) {
             Map.Entry<String, String> first = problems.entrySet().iterator().next();
             throw new ConfigException(first.getKey() + ": " + first.getValue());
@@ -189,6 +213,15 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         return problems;
     }
 
+    /** Why {@link #CHANGELOG_GROUP_HEADER} cannot be used with the other options, or null. */
+    public static String groupingProblem(String groupHeader, boolean enrichmentEnabled) {
+        if (groupHeader != null && !groupHeader.isEmpty() && enrichmentEnabled) {
+            return "grouping records into one transaction cannot be combined with enrichment (enrich.table): the enrichment"
+                    + " may hold part of a group back. Leave " + CHANGELOG_GROUP_HEADER + " empty, or enrich in another connector";
+        }
+        return null;
+    }
+
     /** The writer's options, as every host of the writer reads them. */
     public WriterOptions writerOptions() { return writerOptions; }
     public String connectorName() { return writerOptions.connectorName(); }
@@ -213,6 +246,8 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
     public long retryBackoffMs() { return writerOptions.retryBackoffMs(); }
     /** Whether {@code enrich.table} is set: records are then enriched in the task before they are buffered. */
     public boolean enrichmentEnabled() { return enrichmentEnabled; }
+    /** The header marking the last record of a group to commit whole; null when every flush commits all it read. */
+    public String groupHeader() { return groupHeader; }
 
     /** What the writer needs of these options; {@code rows} tells it how a record becomes a row. */
     public WriterSettings writerSettings() {
@@ -226,6 +261,6 @@ public final class ExactlyOnceJdbcSinkConfig extends AbstractConfig {
         return "ExactlyOnceJdbcSinkConfig{name=" + connectorName() + ", insert.mode=" + insertMode + ", primary.key.mode="
                 + primaryKeyMode + ", changelog.op.field=" + changelogOpField + ", schema.evolution=" + schemaEvolution() + ", table.schema=" + tableSchema()
                 + ", offsets.table.name=" + offsetsTableName() + ", batch.size=" + batchSize() + ", batch.linger.ms=" + batchLingerMs()
-                + ", enrichment=" + enrichmentEnabled + "}";
+                + ", changelog.group.header=" + groupHeader + ", enrichment=" + enrichmentEnabled + "}";
     }
 }
