@@ -4,11 +4,14 @@ import io.asofconnect.common.lookup.Change;
 import io.asofconnect.common.lookup.ChangeFeed;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
+import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.VersionId;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
+import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.Struct;
 
 /**
@@ -46,6 +49,34 @@ final class DeltaJoin {
         this.feed = feed;
         this.rows = rows;
         this.pageSize = page;
+        rows.rightSchemaFrom(this::anyRightSchema);
+    }
+
+    /** The schema of some row of the right table the feed holds, or null: a scan, once per task at most. */
+    private Schema anyRightSchema() {
+        Change after = Change.START;
+        while (true) {
+            List<Change> changes = feed.changesAfter(after, Long.MAX_VALUE, pageSize);
+            for (Change c : changes) {
+                if (c.table().equalsIgnoreCase(view.right().table())) {
+                    Optional<Version> v = feed.before(c.table(), c.key(), successor(c));
+                    if (v.isPresent() && !v.get().isTombstone()) {
+                        return v.get().row().schema();
+                    }
+                }
+            }
+            if (changes.size() < pageSize) {
+                return null;
+            }
+            after = changes.get(changes.size() - 1);
+        }
+    }
+
+    /** The smallest feed position after {@code change} for its own row: no version of that row lies between. */
+    private static Change successor(Change change) {
+        VersionId id = change.id();
+        SourcePosition p = id.position();
+        return new Change(new VersionId(id.validFrom(), new SourcePosition(p.lsn(), p.ordinal() + 1)), change.table(), change.key());
     }
 
     /** Whether {@code table} is the view's left table; an error for a table that is neither. */
@@ -71,10 +102,7 @@ final class DeltaJoin {
 
     /** The version of the changed row that {@code change} made: the newest sorting before the next possible position. */
     private Struct after(ViewSide side, Change change) {
-        VersionId id = change.id();
-        SourcePosition p = id.position();
-        Change next = new Change(new VersionId(id.validFrom(), new SourcePosition(p.lsn(), p.ordinal() + 1)), change.table(), change.key());
-        return side.present(feed.before(change.table(), change.key(), next));
+        return side.present(feed.before(change.table(), change.key(), successor(change)));
     }
 
     /** One change's view changes, handed out one at a time. */

@@ -3,6 +3,7 @@ package io.asofconnect.tablejoin;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import org.apache.kafka.connect.data.ConnectSchema;
 import org.apache.kafka.connect.data.Field;
@@ -23,6 +24,7 @@ final class ViewRows {
     private final Map<Schema, Schema> keySchemas = new IdentityHashMap<>();
     /** The right table's last schema seen: a LEFT row without a match takes its right columns' types from it. */
     private Schema lastRight;
+    private Supplier<Schema> rightSchemaSource = () -> null;
 
     ViewRows(ViewDefinition view, String valueName) {
         this.view = view;
@@ -36,17 +38,25 @@ final class ViewRows {
         }
     }
 
-    boolean knowsRightSchema() {
-        return lastRight != null;
+    /**
+     * Where to find the right table's schema when no right row was seen since the task started (a restart, then a
+     * left row without a match): any row of it the replica retains.
+     */
+    void rightSchemaFrom(Supplier<Schema> source) {
+        this.rightSchemaSource = source;
     }
 
     /** The view row of {@code left} and {@code right} (null in a LEFT view's row without a match). */
     Struct row(Struct left, Struct right) {
         sawRight(right);
+        if (right == null && lastRight == null) {
+            lastRight = rightSchemaSource.get();
+        }
         Schema rightSchema = right != null ? right.schema() : lastRight;
         if (rightSchema == null) {
             throw new ConnectException("the view's row for a " + view.left().table() + " row without a match needs the"
-                    + " column types of " + view.right().table() + ", and the replica holds no row of it yet");
+                    + " column types of " + view.right().table() + ", and the replica holds no row of it yet: insert a row"
+                    + " into " + view.right().table() + " (it may be deleted again) and restart the task");
         }
         Struct out = new Struct(valueSchema(left.schema(), rightSchema));
         for (OutputColumn c : view.columns()) {
