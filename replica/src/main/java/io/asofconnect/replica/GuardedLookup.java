@@ -138,7 +138,10 @@ final class GuardedLookup implements VersionLookup, ChangeFeed {
                 }
                 LOG.debug("Replica {}: a feed read found the store damaged", replicaName, e);
                 listener.damaged(store, e);
-                return Optional.empty();
+                // Not "absent": a view would publish deletes or miss inserts. The replica heals by a rebuild, which
+                // moves the history start past every reader's position, and the reader says so.
+                throw new org.apache.kafka.connect.errors.ConnectException("replica '" + replicaName + "': its store is damaged"
+                        + " and is being rebuilt; a reader of its change feed must be rebuilt too", e);
             }
         });
     }
