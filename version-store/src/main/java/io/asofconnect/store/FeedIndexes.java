@@ -179,8 +179,17 @@ final class FeedIndexes {
             }
             State s = state;
             s.feed.addAll(pendingFeed);
+            // Additions first: a replayed version takes its value out and puts it back, and a reader between the two
+            // must not miss a row whose version was committed long ago.
             for (IndexOp op : pendingIndex) {
-                s.add(op.declaration(), op.value(), op.key(), op.delta());
+                if (op.delta() > 0) {
+                    s.add(op.declaration(), op.value(), op.key(), op.delta());
+                }
+            }
+            for (IndexOp op : pendingIndex) {
+                if (op.delta() <= 0) {
+                    s.add(op.declaration(), op.value(), op.key(), op.delta());
+                }
             }
             feedStart = start;
         } finally {
