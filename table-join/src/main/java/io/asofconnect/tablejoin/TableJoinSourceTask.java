@@ -2,7 +2,6 @@ package io.asofconnect.tablejoin;
 
 import io.asofconnect.common.config.PluginVersion;
 import io.asofconnect.common.lookup.ChangeFeed;
-import io.asofconnect.common.lookup.Version;
 import io.asofconnect.common.lookup.Watermark;
 import io.asofconnect.metrics.HostMetrics;
 import io.asofconnect.metrics.Metered;
@@ -14,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.source.SourceRecord;
 import org.apache.kafka.connect.source.SourceTask;
 import org.slf4j.Logger;
@@ -56,8 +57,7 @@ public class TableJoinSourceTask extends SourceTask {
         watermark = replica.watermark();
         partition = Map.of("view", config.viewName());
         ViewOffset offset = ViewOffset.fromMap(context.offsetStorageReader().offset(partition), config.viewName());
-        if (offset != null && offset.change().id().validFrom() < feed.historyStart()
-                && offset.change().id().validFrom() != Version.BEGINNING_OF_TIME) {
+        if (offset != null && offset.change().id().validFrom() < feed.historyStart()) {
             log.warn("View {}: its position (valid from {}) is before the replica's retained history (from {}); changes"
                             + " pruned since may be missing from the view. Raise replica.history.retention.ms above the view's"
                             + " longest stop, and rebuild the view (reset the connector's offsets and clear its target)",
@@ -89,7 +89,14 @@ public class TableJoinSourceTask extends SourceTask {
     public List<SourceRecord> poll() throws InterruptedException {
         long w = watermark.get();
         // MIN_VALUE: the replica has not caught up once, and even its snapshot may be incomplete.
-        List<ViewChangelog.Entry> entries = w == Long.MIN_VALUE ? List.of() : changelog.next(w, config.batchSize());
+        List<ViewChangelog.Entry> entries;
+        try {
+            entries = w == Long.MIN_VALUE ? List.of() : changelog.next(w, config.batchSize());
+        } catch (RetriableException e) {
+            // Connect would poll again, but the changelog has moved past this call's records: a retry would lose them.
+            throw new ConnectException("view " + config.viewName() + ": the replica could not be read (" + e.getMessage()
+                    + "); restart the task, which resumes after its last committed record", e);
+        }
         if (entries.isEmpty()) {
             watermark.await(w == Long.MIN_VALUE ? Long.MIN_VALUE + 1 : w + 1, Duration.ofMillis(config.pollIntervalMs()));
             return null;

@@ -86,13 +86,9 @@ final class ViewChangelog {
         if (historyStart == Long.MAX_VALUE) {
             return List.of(); // the replica is taking a new snapshot: nothing can be read yet
         }
-        if (started && historyStart > readUpTo) {
-            throw new ConnectException("view " + viewName + " lost history: the replica's history now starts at " + historyStart
-                    + ", after the view's last read (" + readUpTo + "), because retention pruned versions the view had not read"
-                    + " or the replica was rebuilt. Rebuild the view: stop the connector, reset its offsets (DELETE /connectors/"
-                    + viewName + "/offsets), clear its target, start it again; and keep replica.history.retention.ms above the"
-                    + " view's longest lag");
-        }
+        checkHistory(historyStart, readUpTo);
+        // What this call's reads rely on: the view's reads so far, or for a view not started, all that is retained now.
+        long readFrom = started ? readUpTo : historyStart;
         List<Entry> out = new ArrayList<>();
         while (out.size() < max) {
             if (expansion == null) {
@@ -137,7 +133,19 @@ final class ViewChangelog {
                 held = e;
             }
         }
+        // After the reads too: a prune or a rebuild during them may have taken versions they read as absent.
+        checkHistory(feed.historyStart(), readFrom);
         return out;
+    }
+
+    private void checkHistory(long historyStart, long readFrom) {
+        if (started && historyStart != Long.MAX_VALUE && historyStart > readFrom) {
+            throw new ConnectException("view " + viewName + " lost history: the replica's history now starts at " + historyStart
+                    + ", after the view's last read (" + readFrom + "), because retention pruned versions the view had not read"
+                    + " or the replica was rebuilt. Rebuild the view: stop the connector, reset its offsets (DELETE /connectors/"
+                    + viewName + "/offsets), clear its target, start it again; and keep replica.history.retention.ms above the"
+                    + " view's longest lag");
+        }
     }
 
     /** Hands the held record out, if any, marked as its group's end or not. */

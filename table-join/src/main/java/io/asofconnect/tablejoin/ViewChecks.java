@@ -26,9 +26,12 @@ final class ViewChecks {
             add(out, p.startsWith("view.key") ? TableJoinConfig.KEY : TableJoinConfig.COLUMNS, p);
         }
         for (ViewSide side : List.of(view.left(), view.right())) {
-            if (replica.tables().stream().noneMatch(t -> t.equalsIgnoreCase(side.table()))) {
-                add(out, ReplicaConfig.TABLES, side.table() + " is a table of the view but not in replica.tables "
-                        + replica.tables() + "; add it");
+            if (replica.tables().stream().noneMatch(t -> t.equals(side.table()))) {
+                boolean otherCase = replica.tables().stream().anyMatch(t -> t.equalsIgnoreCase(side.table()));
+                add(out, ReplicaConfig.TABLES, otherCase
+                        ? side.table() + " is spelled differently in replica.tables " + replica.tables() + "; the replica names"
+                        + " tables as written there, so write the view's tables the same way"
+                        : side.table() + " is a table of the view but not in replica.tables " + replica.tables() + "; add it");
             }
         }
         if (replica.validFrom() != ReplicaConfig.ValidFrom.COMMIT_TIME) {

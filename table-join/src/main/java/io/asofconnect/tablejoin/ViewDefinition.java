@@ -93,6 +93,20 @@ public record ViewDefinition(ViewSide left, ViewSide right, JoinType type, List<
                     + " row's; use INNER for a one-to-many join");
             return problems;
         }
+        for (String k : key) {
+            Optional<OutputColumn> c = column(k);
+            if (c.isEmpty()) {
+                continue;
+            }
+            ViewSide side = side(c.get().left());
+            List<String> pk = c.get().left() ? leftPrimaryKey : rightPrimaryKey;
+            boolean stable = pk.contains(c.get().column()) || (type == JoinType.INNER && side.joinColumns().contains(c.get().column()));
+            if (!stable) {
+                problems.add("view.key '" + k + "' is " + side.table() + "." + c.get().column() + ", which is not a primary-key column"
+                        + (type == JoinType.INNER ? " or a join column" : "") + ": an update of it would move the row to another key"
+                        + " and leave the old one behind; remove it from view.key");
+            }
+        }
         boolean leftByKey = leftPrimaryKey.stream().allMatch(c -> keyHas(true, c));
         boolean rightByKey = rightPrimaryKey.stream().allMatch(c -> keyHas(false, c));
         problems.addAll(uncovered(true, leftPrimaryKey, rightByKey));

@@ -48,6 +48,17 @@ class TableJoinConfigTest {
     }
 
     @Test
+    void aKeyColumnThatAnUpdateCanChangeIsRefused() {
+        Map<String, String> p = timeline();
+        p.put("view.key", "follower_id, post_id, body");
+        assertThat(new TableJoinConfig(p).view().keyProblems(List.of("id"), List.of("follower_id", "followee_id")))
+                .singleElement().asString().contains("view.key 'body'").contains("remove it from view.key");
+        p.put("view.key", "follower_id, post_id, author_id");
+        assertThat(new TableJoinConfig(p).view().keyProblems(List.of("id"), List.of("follower_id", "followee_id")))
+                .as("a join column is stable in an INNER view: a change of it deletes the old rows").isEmpty();
+    }
+
+    @Test
     void appendIsRefusedForAViewThatCanUpdateAndSaysWhy() {
         Map<String, String> p = timeline();
         p.put("view.encoding", "APPEND");
