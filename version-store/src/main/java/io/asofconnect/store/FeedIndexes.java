@@ -31,8 +31,7 @@ import java.util.stream.Collectors;
  *   <li>the feed: one {@link Change} per retained version of a feed table, in {@link Change} order. Versions a
  *   prune keeps from before its horizon (each row's newest) stay in it: a reader starting from the beginning
  *   must meet every row that still exists. A reader already past them and behind the horizon has lost the
- *   versions pruned in between: it compares its position with the highest horizon ever pruned
- *   ({@link MapDbVersionStore#META_FEED_START}, the feed's start);</li>
+ *   versions pruned in between: it compares its position with {@link VersionStore#historyStart()};</li>
  *   <li>per declared index, per index value ({@link IndexDeclaration#valueOf}), the keys whose rows have a retained
  *   version with that value, each with the number of such versions, so that a version replaced at its position
  *   (a replay) takes its old value out.</li>
@@ -56,16 +55,12 @@ final class FeedIndexes {
     private final Map<String, Role> roles = new HashMap<>();
 
     private volatile State state;
-    /** The feed's committed start: entries before it are pruned. */
-    private volatile long feedStart = Long.MIN_VALUE;
 
     /** Writer only: what the current transaction adds, in put order. */
     private final List<Change> pendingFeed = new ArrayList<>();
     private final List<IndexOp> pendingIndex = new ArrayList<>();
     /** Writer only: the transaction pruned versions, so its commit rebuilds. */
     private boolean rebuildAtCommit;
-    /** Writer only: the feed start the transaction's prunes raise it to. */
-    private long pendingFeedStart = Long.MIN_VALUE;
 
     /** What a table takes part in: the feed, and which indexes. */
     private record Role(boolean feed, List<IndexDeclaration> indexes) {
@@ -161,20 +156,18 @@ final class FeedIndexes {
         }
     }
 
-    /** Notes a prune of the current transaction: the feed then starts at {@code horizon}. Writer only. */
-    void onPrune(long horizon, long removed) {
+    /** Notes a prune of the current transaction that removed {@code removed} versions. Writer only. */
+    void onPrune(long removed) {
         if (removed > 0) {
             rebuildAtCommit = true;
         }
-        pendingFeedStart = Math.max(pendingFeedStart, horizon);
     }
 
     /** Applies the transaction's puts and prunes, once the store's commit is durable. Writer only. */
     void onCommit() {
-        long start = Math.max(feedStart, pendingFeedStart);
         try {
             if (rebuildAtCommit) {
-                rebuild(start);
+                rebuild();
                 return;
             }
             State s = state;
@@ -191,7 +184,6 @@ final class FeedIndexes {
                     s.add(op.declaration(), op.value(), op.key(), op.delta());
                 }
             }
-            feedStart = start;
         } finally {
             clearPending();
         }
@@ -205,14 +197,13 @@ final class FeedIndexes {
         pendingFeed.clear();
         pendingIndex.clear();
         rebuildAtCommit = false;
-        pendingFeedStart = feedStart;
     }
 
     /**
      * Builds the feed and indexes anew from the committed rows, by one scan, and publishes them. Called with no
      * pending writes: after the store is loaded, and at the commit of a prune.
      */
-    void rebuild(long start) {
+    void rebuild() {
         State next = new State(declarations);
         Map<String, Integer> tables = mem.tables.all();
         for (Map.Entry<String, Integer> t : tables.entrySet()) {
@@ -248,13 +239,6 @@ final class FeedIndexes {
             });
         }
         state = next;
-        feedStart = start;
-        pendingFeedStart = start;
-    }
-
-    /** The feed's start as of the last commit. */
-    long feedStart() {
-        return feedStart;
     }
 
     /** ChangeFeed#changesAfter over the committed feed. Any thread. */

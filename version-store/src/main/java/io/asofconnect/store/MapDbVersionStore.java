@@ -58,8 +58,7 @@ import java.util.function.Supplier;
  * <p>A store given index or feed declarations ({@link StoreOptions#indexes()}, {@link StoreOptions#feedTables()})
  * also keeps the change feed and the secondary indexes of {@link io.asofconnect.common.lookup.ChangeFeed} in
  * memory ({@link FeedIndexes}): updated at each commit from the versions put since the last one, rebuilt by one
- * scan after open and after a prune that removed versions, never written to the files. The feed's start, the
- * highest horizon pruned, is kept in the store's metadata ({@value #META_FEED_START}). A store without
+ * scan after open and after a prune that removed versions, never written to the files. A store without
  * declarations does no extra work.
  */
 public final class MapDbVersionStore implements VersionStore {
@@ -69,8 +68,6 @@ public final class MapDbVersionStore implements VersionStore {
     public static final String FORMAT_VERSION = "3";
     private static final int FORMAT = 3;
     private static final String RESERVED_PREFIX = "store.";
-    /** The highest horizon ever pruned: the change feed holds no version valid from before it. */
-    static final String META_FEED_START = RESERVED_PREFIX + "feed.start";
     /** The journal size below which no checkpoint is taken, however small the last one. */
     static final long MIN_CHECKPOINT_BYTES = 64L << 20;
 
@@ -166,19 +163,9 @@ public final class MapDbVersionStore implements VersionStore {
         }
         journal = Journal.replay(journalFile, FORMAT, generation, payload -> ChangeLog.replay(file, payload, mem));
         if (derived != null) {
-            derived.rebuild(feedStart());
+            derived.rebuild();
         }
         files.deleteOtherGenerations(generation);
-    }
-
-    /** The committed {@link #META_FEED_START}, or {@link Long#MIN_VALUE} when nothing was pruned yet. */
-    private long feedStart() {
-        Optional<String> start = mem.meta.meta(META_FEED_START);
-        try {
-            return start.map(Long::parseLong).orElse(Long.MIN_VALUE);
-        } catch (NumberFormatException e) {
-            throw new StoreCorruptedException(file, "the store's feed start is not a number", e);
-        }
     }
 
     private static MapDbVersionStore rebuild(Path file, StoreFileLock lock, StoreOptions options, String reason, long checkpointEvery) {
@@ -384,12 +371,8 @@ public final class MapDbVersionStore implements VersionStore {
         }
         log.prune(horizon);
         long removed = mem.prune(horizon);
-        if (horizon > feedStart()) {
-            mem.meta.setMeta(META_FEED_START, Long.toString(horizon));
-            log.meta(META_FEED_START, Long.toString(horizon));
-        }
         if (derived != null) {
-            derived.onPrune(horizon, removed);
+            derived.onPrune(removed);
         }
         return removed;
     }
