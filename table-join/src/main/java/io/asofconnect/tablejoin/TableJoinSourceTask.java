@@ -76,9 +76,8 @@ public class TableJoinSourceTask extends SourceTask {
         metered.gauge("view-records", "records handed to Connect", () -> records);
         log.info("Started view {} ({} {} JOIN {} into topic {} as {}){}", config.viewName(), view.left().table(), view.type(),
                 view.right().table(), config.topic(), view.encoding(), offset == null ? ", from the beginning"
-                        : offset.candidate() == null && offset.phase() == 0 && offset.record() == 0 ? ", resuming after change " + offset.change().id()
-                        : ", resuming inside change " + offset.change().id() + " (phase " + offset.phase() + ", after record "
-                        + offset.record() + " of a probed row)");
+                        : ", resuming at change " + offset.change().id() + " after its record " + offset.record() + " of phase "
+                        + offset.phase() + (offset.candidate() == null ? "" : " for a probed row"));
     }
 
     private static String safe(String name) {
