@@ -354,7 +354,7 @@ public final class ReplicaConfig extends AbstractConfig {
      * The index declarations in {@code entries}. A LIST option splits its value at every comma, also at those
      * between an index's columns, so the pieces are joined again and split only at commas outside parentheses.
      */
-    static List<IndexDeclaration> parseIndexes(String key, List<?> entries) {
+    public static List<IndexDeclaration> parseIndexes(String key, List<?> entries) {
         String joined = String.join(",", entries.stream().map(String::valueOf).toList());
         List<String> parts = new ArrayList<>();
         int depth = 0;
