@@ -2,6 +2,7 @@ package io.asofconnect.tablejoin;
 
 import io.asofconnect.common.lookup.Change;
 import io.asofconnect.common.lookup.ChangeFeed;
+import io.asofconnect.common.lookup.IndexDeclaration;
 import io.asofconnect.common.lookup.RowKey;
 import io.asofconnect.common.lookup.SourcePosition;
 import io.asofconnect.common.lookup.Version;
@@ -38,6 +39,9 @@ final class DeltaJoin {
     private final ChangeFeed feed;
     private final ViewRows rows;
     private final int pageSize;
+    /** Each side's index, built once: every probed row is checked against it. */
+    private final IndexDeclaration leftIndex;
+    private final IndexDeclaration rightIndex;
 
     DeltaJoin(ViewDefinition view, ChangeFeed feed, ViewRows rows) {
         this(view, feed, rows, PAGE);
@@ -49,6 +53,8 @@ final class DeltaJoin {
         this.feed = feed;
         this.rows = rows;
         this.pageSize = page;
+        this.leftIndex = view.left().index();
+        this.rightIndex = view.right().index();
         rows.rightSchemaFrom(this::anyRightSchema);
     }
 
@@ -111,6 +117,8 @@ final class DeltaJoin {
         private final boolean changedLeft;
         private final ViewSide changed;
         private final ViewSide other;
+        private final IndexDeclaration changedIndex;
+        private final IndexDeclaration otherIndex;
         private final Struct before;
         private final Struct after;
         private final RowKey joinBefore;
@@ -131,8 +139,10 @@ final class DeltaJoin {
             this.other = view.side(!changedLeft);
             this.before = changed.present(feed.before(change.table(), change.key(), change));
             this.after = DeltaJoin.this.after(changed, change);
-            this.joinBefore = changed.index().valueOf(before);
-            this.joinAfter = changed.index().valueOf(after);
+            this.changedIndex = changedLeft ? leftIndex : rightIndex;
+            this.otherIndex = changedLeft ? rightIndex : leftIndex;
+            this.joinBefore = changedIndex.valueOf(before);
+            this.joinAfter = changedIndex.valueOf(after);
             this.phase = phase;
             this.resumeAt = resumeAt;
             if (!changedLeft) {
@@ -227,7 +237,7 @@ final class DeltaJoin {
         /** The view change that the other side's row {@code candidate} gives, or null. */
         private ViewChange evaluate(RowKey value, RowKey candidate) {
             Struct partner = other.present(feed.before(other.table(), candidate, change));
-            if (partner == null || !value.equals(other.index().valueOf(partner))) {
+            if (partner == null || !value.equals(otherIndex.valueOf(partner))) {
                 return null;
             }
             byte[] probed = candidate.encoded();
@@ -282,7 +292,7 @@ final class DeltaJoin {
                 List<RowKey> keys = feed.indexed(other.table(), other.joinColumns(), value, after, pageSize);
                 for (RowKey k : keys) {
                     Struct r = other.present(feed.before(other.table(), k, change));
-                    if (r != null && value.equals(other.index().valueOf(r))) {
+                    if (r != null && value.equals(otherIndex.valueOf(r))) {
                         return r;
                     }
                 }
